@@ -1,0 +1,69 @@
+#include "common/size_units.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace gpumemtrace {
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  size_t digits = 0;
+  bool seen_dot = false;
+  while (digits < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits])) || (text[digits] == '.' && !seen_dot))) {
+    seen_dot |= text[digits] == '.';
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  std::string number(text.substr(0, digits));
+  std::string_view unit = text.substr(digits);
+  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+
+  std::string lower;
+  for (char c : unit) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.ends_with("ib")) lower.resize(lower.size() - 2);
+  else if (lower.size() == 2 && lower[1] == 'b') lower.resize(1);
+  else if (lower == "b" || lower == "bytes") lower.clear();
+
+  int shift = 0;
+  if (lower.empty()) shift = 0;
+  else if (lower == "k") shift = 10;
+  else if (lower == "m") shift = 20;
+  else if (lower == "g") shift = 30;
+  else if (lower == "t") shift = 40;
+  else return std::nullopt;
+
+  if (!seen_dot) {
+    uint64_t value = 0;
+    for (char c : number) {
+      uint64_t digit = static_cast<uint64_t>(c - '0');
+      if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) return std::nullopt;
+      value = value * 10 + digit;
+    }
+    if (shift && value > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
+    return value << shift;
+  }
+  long double value = std::strtold(number.c_str(), nullptr) * std::ldexp(1.0L, shift);
+  if (!(value >= 0) || value >= 18446744073709551615.0L) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(value));
+}
+
+std::string format_size(uint64_t bytes) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  int unit = 0;
+  long double value = static_cast<long double>(bytes);
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  char out[32];
+  std::snprintf(out, sizeof out, value >= 100 ? "%.0Lf %s" : value >= 10 ? "%.1Lf %s" : "%.2Lf %s", value,
+                units[unit]);
+  return out;
+}
+
+}  // namespace gpumemtrace

@@ -1,0 +1,17 @@
+// Byte sizes as people write them ("16GiB", "512M", "1.5 GiB", "4096") and as we print them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpumemtrace {
+
+// Binary units (K = KiB = 1024); a bare number is bytes. nullopt for anything else or on overflow.
+std::optional<uint64_t> parse_size(std::string_view text);
+
+// "0 B", "512 B", "1.50 KiB", "16.00 GiB": three significant decimals at most, binary units.
+std::string format_size(uint64_t bytes);
+
+}  // namespace gpumemtrace

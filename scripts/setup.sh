@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build and the tests need. Idempotent; quiet when all is there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git python3
+  libunwind-dev libfmt-dev libzstd-dev libdw-dev libelf-dev
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The CUDA toolkit is not a Debian package here: it must already be in /usr/local/cuda (or CUDAToolkit_ROOT).
+cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
+if [ ! -f "$cuda_root/include/cuda.h" ] || [ ! -f "$cuda_root/include/cupti.h" ]; then
+  echo "setup: the CUDA 13 toolkit headers (cuda.h, cupti.h) are missing from $cuda_root." >&2
+  echo "setup: install NVIDIA's CUDA 13 toolkit there, or set CUDAToolkit_ROOT to where it is." >&2
+  exit 1
+fi

@@ -1,0 +1,34 @@
+// Runs a program the way a user would, with a chosen environment, and collects what it did.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumemtrace::test {
+
+struct ProcessResult {
+  int exit_code = -1;    // valid when term_signal == 0
+  int term_signal = 0;   // the signal that ended it, or 0
+  std::string out;
+  std::string err;
+};
+
+// Environment changes on top of the test's own environment: a value sets, nullopt removes.
+using EnvChanges = std::map<std::string, std::optional<std::string>>;
+
+ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges& env = {});
+
+// The environment that puts the simulated device (build/lib/sim) first on the library path.
+EnvChanges sim_env(EnvChanges extra = {});
+
+// Where the build put things (absolute paths, baked in by tests/CMakeLists.txt).
+std::string bin_dir();        // build/bin
+std::string lib_dir();        // build/lib
+std::string sim_dir();        // build/lib/sim
+std::string test_data_dir();  // tests/data in the source tree
+
+std::string read_file(const std::string& path);
+
+}  // namespace gpumemtrace::test
