@@ -1,0 +1,27 @@
+#include <fmt/core.h>
+
+#include "analyzer/cli/command.h"
+
+namespace gpumemtrace::cli {
+
+extern const Command dump_command;
+extern const Command run_command;
+
+namespace {
+const Command* const kCommands[] = {&run_command, &dump_command};
+}  // namespace
+
+std::span<const Command* const> commands() { return kCommands; }
+
+const Command* find_command(std::string_view name) {
+  for (const Command* command : kCommands)
+    if (command->name == name) return command;
+  return nullptr;
+}
+
+int trace_error(std::string_view path, std::string_view message) {
+  fmt::print(stderr, "gpumemtrace: {}: {}\n", path, message);
+  return kExitBadTrace;
+}
+
+}  // namespace gpumemtrace::cli

@@ -1,0 +1,164 @@
+// gpumemtrace run [-o FILE] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD ARGS...
+// Runs CMD with the tracer preloaded and exits as CMD did. The environment is the tracer's contract:
+// LD_PRELOAD, GPUMEMTRACE_ROOT_PID, GPUMEMTRACE_OUTPUT_ROOT and (unless set) GPUMEMTRACE_OUTPUT.
+#include <fmt/core.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "analyzer/cli/arguments.h"
+#include "analyzer/cli/child_process.h"
+#include "analyzer/cli/command.h"
+#include "analyzer/cli/tracer_layout.h"
+#include "common/size_units.h"
+
+namespace gpumemtrace::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kHelp =
+    "usage: gpumemtrace run [-o FILE] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
+    "the processes it starts, with their call stacks. Exits with CMD's exit status (128 + the signal\n"
+    "if a signal ended it). Children's traces are written beside the top process's trace, named after it\n"
+    "with their pid appended, unless GPUMEMTRACE_OUTPUT gives another pattern (%p pid, %h host, %r rank).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   the trace of CMD's process (default: gpumemtrace-PID.trace here)\n"
+    "  --sim               run on the simulated CUDA device instead of a GPU\n"
+    "  --sim-memory SIZE   memory per simulated device, e.g. 16GiB (implies --sim)\n"
+    "  --sim-devices N     number of simulated devices (implies --sim)\n"
+    "  -h, --help          this text\n";
+
+struct RunOptions {
+  std::optional<fs::path> output;
+  bool sim = false;
+  std::optional<std::string> sim_memory;
+  std::optional<std::string> sim_devices;
+  std::vector<std::string> command;
+};
+
+// nullopt when --help was asked for.
+std::optional<RunOptions> parse_options(std::span<const std::string> args) {
+  RunOptions options;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.size() < 2 || arg.front() != '-') break;  // the command starts here
+    if (is_help_option(arg)) return std::nullopt;
+    if (arg == "--sim") {
+      options.sim = true;
+    } else if (auto output = option_value(args, i, "--output", "-o")) {
+      if (output->empty()) throw UsageError("-o needs a file name");
+      options.output = fs::absolute(*output);
+      std::error_code error;
+      if (fs::is_directory(*options.output, error)) throw UsageError("-o " + *output + " is a directory");
+    } else if (auto memory = option_value(args, i, "--sim-memory")) {
+      if (!parse_size(*memory)) throw UsageError("--sim-memory " + *memory + " is not a size (e.g. 16GiB, 512M)");
+      options.sim_memory = *memory;
+      options.sim = true;
+    } else if (auto devices = option_value(args, i, "--sim-devices")) {
+      if (devices->empty() || devices->size() > 4 || devices->find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("--sim-devices " + *devices + " is not a number of devices");
+      options.sim_devices = *devices;
+      options.sim = true;
+    } else {
+      reject_unknown_option(arg);
+    }
+  }
+  options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (options.command.empty()) throw UsageError("expects a command to run");
+  return options;
+}
+
+std::string prepend_path(const std::string& entry, const char* list) {
+  return list && *list ? entry + ":" + list : entry;
+}
+
+// The tracer expands %p, %h, %r and %% in GPUMEMTRACE_OUTPUT: a literal % in the path must be doubled.
+std::string escape_pattern(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%') out += '%';
+    out += c;
+  }
+  return out;
+}
+
+std::optional<fs::file_time_type> modification_time(const fs::path& path) {
+  std::error_code error;
+  fs::file_time_type time = fs::last_write_time(path, error);
+  return error ? std::nullopt : std::optional(time);
+}
+
+// `before` is the file's modification time before the run, so a stale file is not taken for the new trace.
+void report_trace(const fs::path& trace, std::optional<fs::file_time_type> before) {
+  std::error_code error;
+  uintmax_t size = fs::file_size(trace, error);
+  if (error || modification_time(trace) == before)
+    fmt::print(stderr, "gpumemtrace: no trace was written (see warnings above)\n");
+  else
+    fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", trace.string(), format_size(size));
+}
+
+int run_main(std::span<const std::string> args) {
+  std::optional<RunOptions> options = parse_options(args);
+  if (!options) {
+    fmt::print("{}", kHelp);
+    return kExitOk;
+  }
+
+  fs::path library = tracer_library_path();
+  std::error_code error;
+  if (!fs::exists(library, error)) {
+    fmt::print(stderr, "gpumemtrace: the tracer library is missing: {} (build or reinstall gpumemtrace)\n",
+               library.string());
+    return kExitUsage;
+  }
+  std::optional<fs::path> sim_dir;
+  if (options->sim && !(sim_dir = find_sim_dir())) {
+    auto candidates = sim_dir_candidates();
+    fmt::print(stderr, "gpumemtrace: the simulated device is not installed (looked in {} and {})\n",
+               candidates[0].string(), candidates[1].string());
+    return kExitUsage;
+  }
+
+  fs::path cwd = fs::current_path();
+  auto root_trace = [&](pid_t pid) { return options->output.value_or(cwd / fmt::format("gpumemtrace-{}.trace", pid)); };
+  std::optional<fs::file_time_type> before = options->output ? modification_time(*options->output) : std::nullopt;
+  const char* output_pattern = getenv("GPUMEMTRACE_OUTPUT");
+  bool set_pattern = !output_pattern || !*output_pattern;
+
+  ChildResult child = run_child(options->command, [&](pid_t self) {
+    std::string root = root_trace(self).string();
+    setenv("LD_PRELOAD", prepend_path(library.string(), getenv("LD_PRELOAD")).c_str(), 1);
+    setenv("GPUMEMTRACE_ROOT_PID", std::to_string(self).c_str(), 1);
+    setenv("GPUMEMTRACE_OUTPUT_ROOT", root.c_str(), 1);
+    if (set_pattern) setenv("GPUMEMTRACE_OUTPUT", (escape_pattern(root) + ".%p").c_str(), 1);
+    if (sim_dir) setenv("LD_LIBRARY_PATH", prepend_path(sim_dir->string(), getenv("LD_LIBRARY_PATH")).c_str(), 1);
+    if (options->sim_memory) setenv("GPUMEMTRACE_SIM_MEMORY", options->sim_memory->c_str(), 1);
+    if (options->sim_devices) setenv("GPUMEMTRACE_SIM_DEVICES", options->sim_devices->c_str(), 1);
+  });
+  if (child.start_error) {
+    fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", options->command[0], std::strerror(child.start_error));
+    return child.start_error == ENOENT ? 127 : 126;
+  }
+  report_trace(root_trace(child.pid), before);
+  return child.exit_code;
+}
+
+}  // namespace
+
+extern const Command run_command;
+const Command run_command{"run", "run a program with the tracer and write a trace", kHelp, run_main};
+
+}  // namespace gpumemtrace::cli

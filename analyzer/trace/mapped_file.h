@@ -1,0 +1,27 @@
+// A whole file mapped read-only. The mapping is taken at the file's size when opened, so a trace that is
+// still being written can be read up to that point, and a trace bigger than RAM is paged in as it is read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace gpumemtrace::trace {
+
+class MappedFile {
+ public:
+  // Throws OpenError ("cannot open: No such file or directory", ...).
+  explicit MappedFile(const std::string& path);
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace gpumemtrace::trace
