@@ -1,0 +1,24 @@
+// The tracer's settings, read once from GPUMEMTRACE_* environment variables (documented in README.md).
+#pragma once
+
+#include <string>
+
+namespace gpumemtrace::interpose {
+
+struct Config {
+  std::string output_pattern = "gpumemtrace-%p.trace";  // GPUMEMTRACE_OUTPUT: %p pid, %h host, %r rank, %%
+  std::string output_root;     // GPUMEMTRACE_OUTPUT_ROOT: exact path for the root process
+  long root_pid = 0;           // GPUMEMTRACE_ROOT_PID: the top traced process (set by us when absent)
+  unsigned stack_depth = 64;   // GPUMEMTRACE_STACK_DEPTH (1..256)
+  bool stacks = true;          // GPUMEMTRACE_STACKS=0 turns stack capture off
+  bool follow_children = true; // GPUMEMTRACE_FOLLOW_CHILDREN=0 traces only the root process
+  std::string debug_log;       // GPUMEMTRACE_DEBUG: "1" or "stderr" for stderr, else a file path
+
+  static Config from_environment();
+};
+
+// The trace path of the process with this pid: the root path for the root, else the pattern expanded.
+std::string expand_output_pattern(const std::string& pattern, long pid);
+int current_rank();  // RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, or -1
+
+}  // namespace gpumemtrace::interpose

@@ -1,0 +1,21 @@
+// The loaded ELF objects (path, load address, build id), so the analyzer can symbolize offline.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "interpose/trace_writer.h"
+
+namespace gpumemtrace::interpose {
+
+// Counters of objects loaded and unloaded so far (glibc's dlpi_adds/dlpi_subs): cheap change detection.
+struct LoadCounters {
+  uint64_t adds = 0;
+  uint64_t subs = 0;
+  bool operator==(const LoadCounters&) const = default;
+};
+
+LoadCounters load_counters();
+std::vector<ModuleInfo> loaded_modules();
+
+}  // namespace gpumemtrace::interpose

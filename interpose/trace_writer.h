@@ -1,0 +1,88 @@
+// Encodes trace records (include/gpumemtrace/trace_format.h) into a MappedFileSink.
+// Each record's body is written first and its token last, so a reader (or a crash) never sees half a
+// record. Not thread-safe by itself: the recorder serializes calls, because stack nodes, thread switches
+// and the event that needs them must land in the file in that order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpumemtrace/trace_format.h"
+#include "interpose/mapped_file_sink.h"
+
+namespace gpumemtrace::interpose {
+
+struct ProcessInfo {
+  uint64_t pid = 0;
+  uint64_t ppid = 0;
+  uint64_t start_wall_ns = 0;
+  uint64_t max_stack_depth = 0;
+  int64_t rank = -1;
+  std::string hostname;
+  std::string executable;
+  std::vector<std::string> argv;
+};
+
+struct ModuleInfo {
+  uint64_t base = 0;
+  uint64_t low = 0;
+  uint64_t high = 0;
+  std::string path;
+  std::string build_id;
+};
+
+class TraceWriter {
+ public:
+  // Creates the file, writes the header and the Process record. The clock starts now.
+  bool open(const std::string& path, const ProcessInfo& process);
+  bool is_open() const { return sink_.is_open(); }
+  const std::string& error() const { return sink_.error(); }
+  // A record could not be written (disk full, size limit): the trace ends here.
+  bool failed() const { return sink_.failed(); }
+
+  void modules(uint64_t generation, const std::vector<ModuleInfo>& modules);
+  void stacks_reset();
+  void stack_node(uint64_t parent, uint64_t ip);
+  void thread_new(uint64_t index, uint64_t tid, std::string_view name);
+  void thread_switch(uint64_t index);
+
+  void alloc(format::Api api, int device, uint64_t address, uint64_t size, uint64_t stack, uint64_t stream,
+             uint64_t pool);
+  void free(format::Api api, uint64_t address, uint64_t stream);
+  void free_failed(format::Api api, uint64_t address, uint64_t error);
+  void alloc_failed(format::Api api, int device, uint64_t size, uint64_t stack, uint64_t error, uint64_t free_bytes,
+                    uint64_t total_bytes);
+  void mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset);
+  void mem_unmap(uint64_t address, uint64_t size);
+  void address_reserve(uint64_t address, uint64_t size);
+  void address_free(uint64_t address, uint64_t size);
+  void pool_create(uint64_t pool, int device);
+  void pool_destroy(uint64_t pool);
+  void pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used);
+  void mem_info(int device, uint64_t free_bytes, uint64_t total_bytes);
+  void fork_child(uint64_t child_pid);
+  // Marks the trace complete and closes the file.
+  void end();
+  // Drops the file without writing (a forked child holds its parent's mapping).
+  void abandon() { sink_.abandon(); }
+  void sync() { sink_.sync(); }
+
+  uint64_t events() const { return events_; }
+  uint64_t bytes() const { return sink_.size(); }
+
+ private:
+  class Record;
+  uint64_t time_delta();
+
+  MappedFileSink sink_;
+  uint64_t start_ns_ = 0;
+  uint64_t last_time_ns_ = 0;
+  uint64_t last_address_ = 0;
+  uint64_t events_ = 0;
+};
+
+uint64_t monotonic_ns();
+
+}  // namespace gpumemtrace::interpose

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The main job: build everything, run the bundled training-loop example under the tracer (on the real GPU
+# when there is one, else on the simulated device) and print what its trace says.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${GPUMEMTRACE_BUILD_DIR:-$root/build}"
+
+echo "demo: installing missing packages (scripts/setup.sh)"
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+
+gpumemtrace="$build/bin/gpumemtrace"
+example="$build/bin/train_loop"
+out="$build/demo"
+mkdir -p "$out"
+
+device=(--sim --sim-memory 4GiB)
+if [ -e /dev/nvidia0 ] && ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+  echo "demo: an NVIDIA GPU is present: tracing on the real device"
+  device=()
+else
+  echo "demo: no GPU here: tracing on the simulated CUDA device (4 GiB, tests/sim)"
+fi
+
+echo
+echo "demo: gpumemtrace run -o $out/train_loop.trace ${device[*]} -- train_loop --steps 20"
+"$gpumemtrace" run -o "$out/train_loop.trace" "${device[@]}" -- "$example" --steps 20
+echo
+"$gpumemtrace" summary "$out/train_loop.trace"
+
+echo
+echo "demo: the same loop with a batch too large for the device"
+echo "demo: gpumemtrace run -o $out/train_loop_oom.trace ${device[*]} -- train_loop --batch 8192"
+set +e
+"$gpumemtrace" run -o "$out/train_loop_oom.trace" "${device[@]}" -- "$example" --steps 20 --batch 8192
+status=$?
+set -e
+if [ "$status" -eq 0 ]; then
+  echo "demo: expected the large batch to run out of memory, but it did not" >&2
+  exit 1
+fi
+echo
+"$gpumemtrace" oom "$out/train_loop_oom.trace"

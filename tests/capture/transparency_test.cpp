@@ -1,0 +1,65 @@
+// The tracer never changes what the program sees: same results, same out-parameters, same output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "tests/capture/trace_facts.h"
+#include "tests/capture/traced_run.h"
+
+namespace gpumemtrace::test {
+namespace {
+
+const std::string kNvidiaLib = GPUMEMTRACE_CUDA_LIB_DIR;
+
+ProcessResult run_plain(const std::string& program, EnvChanges env) {
+  return run_process({bin_dir() + "/" + program}, env);
+}
+
+void expect_same_with_and_without_tracer(const std::string& program, const EnvChanges& env) {
+  ProcessResult plain = run_plain(program, env);
+  std::string dir = make_temp_dir();
+  EnvChanges traced_env = env;
+  traced_env["LD_PRELOAD"] = preload_library();
+  traced_env["GPUMEMTRACE_OUTPUT_ROOT"] = dir + "/root.trace";
+  traced_env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
+  ProcessResult traced = run_plain(program, traced_env);
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(traced.exit_code, plain.exit_code);
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(traced.err, plain.err);
+  EXPECT_TRUE(read_trace(dir + "/root.trace").complete());
+}
+
+TEST(Transparency, SimulatedDevice) {
+  expect_same_with_and_without_tracer("capture_prog_api_results", sim_env({{"GPUMEMTRACE_SIM_MEMORY", "1GiB"}}));
+}
+
+TEST(Transparency, NvidiaRuntimeWithoutDriver) {
+  // NVIDIA's libcudart.so.13 and no libcuda.so.1 anywhere: every call fails, identically.
+  expect_same_with_and_without_tracer("capture_prog_api_results", {{"LD_LIBRARY_PATH", kNvidiaLib}});
+}
+
+TEST(Transparency, NvidiaRuntimeWithStubDriver) {
+  // NVIDIA's stub driver answers the probe with CUDA_ERROR_STUB_LIBRARY: the runtime falls back to dlsym.
+  std::string stub_dir = make_temp_dir();
+  ASSERT_EQ(symlink((kNvidiaLib + "/stubs/libcuda.so").c_str(), (stub_dir + "/libcuda.so.1").c_str()), 0);
+  expect_same_with_and_without_tracer("capture_prog_api_results", {{"LD_LIBRARY_PATH", stub_dir + ":" + kNvidiaLib}});
+}
+
+TEST(Transparency, UnwritableTraceWarnsOnceAndRunsNormally) {
+  EnvChanges env = sim_env();
+  ProcessResult plain = run_plain("capture_prog_threads", env);
+  env["LD_PRELOAD"] = preload_library();
+  env["GPUMEMTRACE_OUTPUT_ROOT"] = "/nonexistent-dir/root.trace";
+  env["GPUMEMTRACE_OUTPUT"] = "/nonexistent-dir/child.%p.trace";
+  env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
+  ProcessResult traced = run_plain("capture_prog_threads", env);
+  EXPECT_EQ(traced.exit_code, 0);
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_NE(traced.err.find("cannot write the trace"), std::string::npos) << traced.err;
+  EXPECT_EQ(std::count(traced.err.begin(), traced.err.end(), '\n'), 1) << traced.err;
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test
