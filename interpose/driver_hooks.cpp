@@ -4,9 +4,11 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "interpose/debug_log.h"
 #include "interpose/driver_table.h"
@@ -57,6 +59,53 @@ void on_free(Api driver_api, uint64_t address, uint64_t stream = 0) {
   record_free(driver_api, address, stream);
 }
 
+// Pools the program created, so that an out-of-memory failure can say what each one holds.
+class CreatedPools {
+ public:
+  void add(CUmemoryPool pool, int device) {
+    std::lock_guard lock(mutex_);
+    pools_.push_back({pool, device});
+  }
+  void remove(CUmemoryPool pool) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(pools_, [&](const auto& entry) { return entry.first == pool; });
+  }
+  std::vector<CUmemoryPool> on_device(int device) {
+    std::lock_guard lock(mutex_);
+    std::vector<CUmemoryPool> out;
+    for (const auto& [pool, pool_device] : pools_) {
+      if (pool_device == device) out.push_back(pool);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<CUmemoryPool, int>> pools_;
+};
+CreatedPools g_created_pools;
+
+// Records reserved and used memory of every pool on the device: where freed memory may be waiting.
+void record_pools_of(int device) {
+  auto attribute = real<decltype(&cuMemPoolGetAttribute)>(DriverFn::MemPoolGetAttribute);
+  if (!attribute || device < 0) return;
+  std::vector<CUmemoryPool> pools = g_created_pools.on_device(device);
+  for (DriverFn which : {DriverFn::DeviceGetDefaultMemPool, DriverFn::DeviceGetMemPool}) {
+    auto get = real<CUresult (*)(CUmemoryPool*, CUdevice)>(which);
+    CUmemoryPool pool = nullptr;
+    if (get && get(&pool, device) == CUDA_SUCCESS && pool &&
+        std::find(pools.begin(), pools.end(), pool) == pools.end()) {
+      pools.push_back(pool);
+    }
+  }
+  for (CUmemoryPool pool : pools) {
+    cuuint64_t reserved = 0, used = 0;
+    if (attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS) continue;
+    if (attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) != CUDA_SUCCESS) continue;
+    record_pool_usage(as_u64(pool), device, reserved, used);
+  }
+}
+
 void on_alloc_failed(Api driver_api, int device, uint64_t size, CUresult error) {
   HookState& state = hook_state();
   Api api = driver_api;
@@ -70,6 +119,7 @@ void on_alloc_failed(Api driver_api, int device, uint64_t size, CUresult error) 
     if (!info || info(&free_bytes, &total_bytes) != CUDA_SUCCESS) free_bytes = total_bytes = 0;
   }
   record_alloc_failed(api, device, size, static_cast<uint64_t>(error), free_bytes, total_bytes);
+  if (error == CUDA_ERROR_OUT_OF_MEMORY) record_pools_of(device);
 }
 
 void on_free_result(Api driver_api, uint64_t address, CUresult rc) {
@@ -264,14 +314,21 @@ GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* pr
   auto fn = real<decltype(&cuMemPoolCreate)>(DriverFn::MemPoolCreate);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(pool, props);
-  if (rc == CUDA_SUCCESS && tracing()) record_pool_create(as_u64(*pool), props ? props->location.id : -1);
+  if (rc == CUDA_SUCCESS && tracing()) {
+    int device = props ? props->location.id : -1;
+    g_created_pools.add(*pool, device);
+    record_pool_create(as_u64(*pool), device);
+  }
   return rc;
 }
 
 GMT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   auto fn = real<decltype(&cuMemPoolDestroy)>(DriverFn::MemPoolDestroy);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing()) record_pool_destroy(as_u64(pool));
+  if (tracing()) {
+    g_created_pools.remove(pool);
+    record_pool_destroy(as_u64(pool));
+  }
   return fn(pool);
 }
 
@@ -434,6 +491,8 @@ Entry g_entries[] = {
     {"cuArrayDestroy", reinterpret_cast<void*>(&cuArrayDestroy)},
     {"cuCtxGetDevice", nullptr},
     {"cuMemPoolGetAttribute", nullptr},
+    {"cuDeviceGetMemPool", nullptr},
+    {"cuDeviceGetDefaultMemPool", nullptr},
 };
 static_assert(sizeof(g_entries) / sizeof(g_entries[0]) == static_cast<size_t>(DriverFn::Count));
 

@@ -40,6 +40,8 @@ enum class DriverFn : int {
   // Called by the tracer itself, never wrapped.
   CtxGetDevice = WrappedCount,
   MemPoolGetAttribute,
+  DeviceGetMemPool,
+  DeviceGetDefaultMemPool,
   Count,
 };
 

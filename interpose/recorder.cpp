@@ -302,6 +302,10 @@ void record_pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint6
   record_plain([&](TraceWriter& w) { w.pool_trim(pool, min_keep, reserved, used); });
 }
 
+void record_pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used) {
+  record_plain([&](TraceWriter& w) { w.pool_usage(pool, device, reserved, used); });
+}
+
 void record_mem_info(int device, uint64_t free_bytes, uint64_t total_bytes) {
   record_plain([&](TraceWriter& w) { w.mem_info(device, free_bytes, total_bytes); });
 }

@@ -53,6 +53,7 @@ void record_address_free(uint64_t address, uint64_t size);
 void record_pool_create(uint64_t pool, int device);
 void record_pool_destroy(uint64_t pool);
 void record_pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used);
+void record_pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used);
 void record_mem_info(int device, uint64_t free_bytes, uint64_t total_bytes);
 
 // Starts the recorder early (library constructor); everything else starts it on first use too.

@@ -57,8 +57,10 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   std::memcpy(header + 8, &version, sizeof version);
   std::memset(header + 12, 0, 4);
   sink_.commit(format::kHeaderSize);
-  start_ns_ = last_time_ns_ = monotonic_ns();
+  last_time_ns_ = monotonic_ns();
   last_address_ = 0;
+  device_ = -1;
+  last_size_by_stack_.assign(1, 0);
   events_ = 0;
 
   size_t bytes = 1 + 7 * kV + process.hostname.size() + process.executable.size();
@@ -72,12 +74,13 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   return true;
 }
 
-uint64_t TraceWriter::time_delta() {
+void TraceWriter::advance_time() {
   uint64_t now = monotonic_ns();
-  if (now < last_time_ns_) now = last_time_ns_;
-  uint64_t delta = now - last_time_ns_;
-  last_time_ns_ = now;
-  return delta;
+  if (now < last_time_ns_ + format::kTimeGranularityNs) return;
+  if (Record r{sink_, 1 + kV}) {
+    r.u(now - last_time_ns_).finish(token(Token::Time));
+    last_time_ns_ = now;
+  }
 }
 
 void TraceWriter::modules(uint64_t generation, const std::vector<ModuleInfo>& modules) {
@@ -91,10 +94,12 @@ void TraceWriter::modules(uint64_t generation, const std::vector<ModuleInfo>& mo
 
 void TraceWriter::stacks_reset() {
   if (Record r{sink_, 1}) r.finish(token(Token::StacksReset));
+  last_size_by_stack_.assign(1, 0);
 }
 
 void TraceWriter::stack_node(uint64_t parent, uint64_t ip) {
   if (Record r{sink_, 1 + 2 * kV}) r.u(parent).u(ip).finish(token(Token::StackNode));
+  last_size_by_stack_.push_back(0);
 }
 
 void TraceWriter::thread_new(uint64_t index, uint64_t tid, std::string_view name) {
@@ -108,20 +113,29 @@ void TraceWriter::thread_switch(uint64_t index) {
 void TraceWriter::alloc(format::Api api, int device, uint64_t address, uint64_t size, uint64_t stack,
                         uint64_t stream, uint64_t pool) {
   const auto& info = format::api_info(api);
-  Record r{sink_, 1 + 7 * kV};
+  advance_time();
+  if (device != device_) {
+    if (Record r{sink_, 1 + kV}) r.u(device_field(device)).finish(token(Token::Device));
+    device_ = device;
+  }
+  if (stack >= last_size_by_stack_.size()) last_size_by_stack_.resize(stack + 1, 0);
+  Record r{sink_, 1 + 5 * kV};
   if (!r) return;
-  r.u(device_field(device)).s(static_cast<int64_t>(address - last_address_)).u(size).u(stack).u(time_delta());
+  uint64_t& last_size = last_size_by_stack_[stack];
+  r.s(static_cast<int64_t>(address - last_address_)).u(stack).s(static_cast<int64_t>(size - last_size));
   if (info.takes_stream) r.u(stream);
   if (info.takes_pool) r.u(pool);
   r.finish(static_cast<uint8_t>(token(Token::AllocBase) | static_cast<uint8_t>(api)));
   last_address_ = address;
+  last_size = size;
   ++events_;
 }
 
 void TraceWriter::free(format::Api api, uint64_t address, uint64_t stream) {
-  Record r{sink_, 1 + 3 * kV};
+  advance_time();
+  Record r{sink_, 1 + 2 * kV};
   if (!r) return;
-  r.s(static_cast<int64_t>(address - last_address_)).u(time_delta());
+  r.s(static_cast<int64_t>(address - last_address_));
   if (format::api_info(api).takes_stream) r.u(stream);
   r.finish(static_cast<uint8_t>(token(Token::FreeBase) | static_cast<uint8_t>(api)));
   last_address_ = address;
@@ -129,74 +143,92 @@ void TraceWriter::free(format::Api api, uint64_t address, uint64_t stream) {
 }
 
 void TraceWriter::free_failed(format::Api api, uint64_t address, uint64_t error) {
+  advance_time();
   if (Record r{sink_, 1 + 4 * kV}) {
-    r.u(static_cast<uint64_t>(api)).u(address).u(error).u(time_delta()).finish(token(Token::FreeFailed));
+    r.u(static_cast<uint64_t>(api)).u(address).u(error).finish(token(Token::FreeFailed));
     ++events_;
   }
 }
 
 void TraceWriter::alloc_failed(format::Api api, int device, uint64_t size, uint64_t stack, uint64_t error,
                                uint64_t free_bytes, uint64_t total_bytes) {
-  Record r{sink_, 1 + 8 * kV};
+  advance_time();
+  Record r{sink_, 1 + 7 * kV};
   if (!r) return;
-  r.u(static_cast<uint64_t>(api)).u(device_field(device)).u(size).u(stack).u(error).u(time_delta());
+  r.u(static_cast<uint64_t>(api)).u(device_field(device)).u(size).u(stack).u(error);
   if (error == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) r.u(free_bytes).u(total_bytes);
   r.finish(token(Token::AllocFailed));
   ++events_;
 }
 
 void TraceWriter::mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset) {
+  advance_time();
   if (Record r{sink_, 1 + 5 * kV}) {
-    r.u(address).u(size).u(handle).u(offset).u(time_delta()).finish(token(Token::MemMap));
+    r.u(address).u(size).u(handle).u(offset).finish(token(Token::MemMap));
     ++events_;
   }
 }
 
 void TraceWriter::mem_unmap(uint64_t address, uint64_t size) {
+  advance_time();
   if (Record r{sink_, 1 + 3 * kV}) {
-    r.u(address).u(size).u(time_delta()).finish(token(Token::MemUnmap));
+    r.u(address).u(size).finish(token(Token::MemUnmap));
     ++events_;
   }
 }
 
 void TraceWriter::address_reserve(uint64_t address, uint64_t size) {
+  advance_time();
   if (Record r{sink_, 1 + 3 * kV}) {
-    r.u(address).u(size).u(time_delta()).finish(token(Token::AddressReserve));
+    r.u(address).u(size).finish(token(Token::AddressReserve));
     ++events_;
   }
 }
 
 void TraceWriter::address_free(uint64_t address, uint64_t size) {
+  advance_time();
   if (Record r{sink_, 1 + 3 * kV}) {
-    r.u(address).u(size).u(time_delta()).finish(token(Token::AddressFree));
+    r.u(address).u(size).finish(token(Token::AddressFree));
     ++events_;
   }
 }
 
 void TraceWriter::pool_create(uint64_t pool, int device) {
+  advance_time();
   if (Record r{sink_, 1 + 3 * kV}) {
-    r.u(pool).u(device_field(device)).u(time_delta()).finish(token(Token::PoolCreate));
+    r.u(pool).u(device_field(device)).finish(token(Token::PoolCreate));
     ++events_;
   }
 }
 
 void TraceWriter::pool_destroy(uint64_t pool) {
+  advance_time();
   if (Record r{sink_, 1 + 3 * kV}) {
-    r.u(pool).u(0).u(time_delta()).finish(token(Token::PoolDestroy));
+    r.u(pool).u(0).finish(token(Token::PoolDestroy));
     ++events_;
   }
 }
 
 void TraceWriter::pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used) {
+  advance_time();
   if (Record r{sink_, 1 + 5 * kV}) {
-    r.u(pool).u(min_keep).u(reserved).u(used).u(time_delta()).finish(token(Token::PoolTrim));
+    r.u(pool).u(min_keep).u(reserved).u(used).finish(token(Token::PoolTrim));
+    ++events_;
+  }
+}
+
+void TraceWriter::pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used) {
+  advance_time();
+  if (Record r{sink_, 1 + 4 * kV}) {
+    r.u(pool).u(device_field(device)).u(reserved).u(used).finish(token(Token::PoolUsage));
     ++events_;
   }
 }
 
 void TraceWriter::mem_info(int device, uint64_t free_bytes, uint64_t total_bytes) {
+  advance_time();
   if (Record r{sink_, 1 + 4 * kV}) {
-    r.u(device_field(device)).u(free_bytes).u(total_bytes).u(time_delta()).finish(token(Token::MemInfo));
+    r.u(device_field(device)).u(free_bytes).u(total_bytes).finish(token(Token::MemInfo));
     ++events_;
   }
 }
@@ -207,7 +239,8 @@ void TraceWriter::fork_child(uint64_t child_pid) {
 
 void TraceWriter::end() {
   if (!sink_.is_open()) return;
-  if (Record r{sink_, 1 + 2 * kV}) r.u(events_).u(time_delta()).finish(token(Token::End));
+  advance_time();
+  if (Record r{sink_, 1 + kV}) r.u(events_).finish(token(Token::End));
   sink_.close();
 }
 

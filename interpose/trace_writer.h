@@ -61,6 +61,7 @@ class TraceWriter {
   void pool_create(uint64_t pool, int device);
   void pool_destroy(uint64_t pool);
   void pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used);
+  void pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used);
   void mem_info(int device, uint64_t free_bytes, uint64_t total_bytes);
   void fork_child(uint64_t child_pid);
   // Marks the trace complete and closes the file.
@@ -74,12 +75,14 @@ class TraceWriter {
 
  private:
   class Record;
-  uint64_t time_delta();
+  // Writes a Time record first if the clock moved by the format's granularity since the last one.
+  void advance_time();
 
   MappedFileSink sink_;
-  uint64_t start_ns_ = 0;
-  uint64_t last_time_ns_ = 0;
+  uint64_t last_time_ns_ = 0;  // the time the reader will have reached
   uint64_t last_address_ = 0;
+  int device_ = -1;            // the reader's current device
+  std::vector<uint64_t> last_size_by_stack_;  // indexed by stack id: sizes are deltas per call site
   uint64_t events_ = 0;
 };
 

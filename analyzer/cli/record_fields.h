@@ -102,6 +102,12 @@ void record_fields(const trace::Record& record, Fields& f) {
                    f.size("reserved_after", r.reserved_after);
                    f.size("used_after", r.used_after);
                  },
+                 [&](const trace::PoolUsage& r) {
+                   f.address("pool", r.pool);
+                   f.device("device", r.device);
+                   f.size("reserved", r.reserved_bytes);
+                   f.size("used", r.used_bytes);
+                 },
                  [&](const trace::MemInfo& r) {
                    f.device("device", r.device);
                    f.size("free", r.free_bytes);

@@ -50,17 +50,40 @@ void Reader::check_header() {
 const Record* Reader::next() {
   if (status_ != Status::Reading) return nullptr;
   if (stacks_reset_pending_ || modules_begin_pending_) apply_pending_resets();
-  const uint8_t* start = pos_;
-  // A byte 0 is where the writer has not stored a token yet; the end of the file, where it stopped.
-  if (start == data_.data() + data_.size() || *start == 0) return stop(Status::Truncated, start);
-  uint8_t token = *start;
-  if ((token & 0xC0) == static_cast<uint8_t>(Token::AllocBase)) return decode_alloc(token, start);
-  if ((token & 0xC0) == static_cast<uint8_t>(Token::FreeBase)) return decode_free(token, start);
-  return decode(token, start);
+  for (;;) {
+    const uint8_t* start = pos_;
+    // A byte 0 is where the writer has not stored a token yet; the end of the file, where it stopped.
+    if (start == data_.data() + data_.size() || *start == 0) return stop(Status::Truncated, start);
+    uint8_t token = *start;
+    if ((token & 0xC0) == static_cast<uint8_t>(Token::AllocBase)) return decode_alloc(token, start);
+    if ((token & 0xC0) == static_cast<uint8_t>(Token::FreeBase)) return decode_free(token, start);
+    if (token != static_cast<uint8_t>(Token::Time) && token != static_cast<uint8_t>(Token::Device)) {
+      return decode(token, start);
+    }
+    if (!apply_state(token, start)) return nullptr;
+  }
+}
+
+// Time and Device only change what the records after them share; they are not handed out.
+bool Reader::apply_state(uint8_t token, const uint8_t* start) {
+  FieldCursor c(start + 1, data_.data() + data_.size());
+  uint64_t value = c.u();
+  if (!whole(c, start)) return false;
+  if (token == static_cast<uint8_t>(Token::Time)) {
+    time_ns_ += value;
+  } else if (!valid_device(value, device_, start)) {
+    return false;
+  }
+  pos_ = c.position();
+  stop_offset_ = offset_of(pos_);
+  return true;
 }
 
 void Reader::apply_pending_resets() {
-  if (stacks_reset_pending_) stacks_.reset();
+  if (stacks_reset_pending_) {
+    stacks_.reset();
+    last_size_by_stack_.assign(1, 0);
+  }
   if (modules_begin_pending_) modules_.begin(pending_module_generation_);
   stacks_reset_pending_ = modules_begin_pending_ = false;
 }
@@ -112,19 +135,17 @@ bool Reader::valid_device(uint64_t stored, int32_t& device, const uint8_t* start
   return false;
 }
 
-// The time is the running sum of the deltas; the thread, the current one.
-const Record* Reader::accept_event(const FieldCursor& cursor, Event& event, uint64_t time_delta) {
-  time_ns_ += time_delta;
+// Events happen at the current time, on the current thread.
+const Record* Reader::accept_event(const FieldCursor& cursor, Event& event) {
   event.time_ns = time_ns_;
   event.thread = thread_;
   return accept(cursor, true);
 }
 
-// For timed records whose last field is the time delta and that need no checks.
+// For events that need no checks beyond being whole.
 const Record* Reader::finish_event(FieldCursor& cursor, const uint8_t* start, Event& event) {
-  uint64_t time_delta = cursor.u();
   if (!whole(cursor, start)) return nullptr;
-  return accept_event(cursor, event, time_delta);
+  return accept_event(cursor, event);
 }
 
 const Record* Reader::decode_range(FieldCursor& c, const uint8_t* start, AddressRange& out) {
@@ -136,9 +157,8 @@ const Record* Reader::decode_range(FieldCursor& c, const uint8_t* start, Address
 const Record* Reader::decode_pool(FieldCursor& c, const uint8_t* start, PoolEvent& out) {
   out.pool = c.u();
   uint64_t device = c.u();
-  uint64_t time_delta = c.u();
   if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
-  return accept_event(c, out, time_delta);
+  return accept_event(c, out);
 }
 
 const Record* Reader::decode_alloc(uint8_t token, const uint8_t* start) {
@@ -147,18 +167,20 @@ const Record* Reader::decode_alloc(uint8_t token, const uint8_t* start) {
   FieldCursor c(start + 1, data_.data() + data_.size());
   Alloc& out = record_.emplace<Alloc>();
   out.api = static_cast<Api>(token & format::kApiMask);
-  uint64_t device = c.u();
   int64_t address_delta = c.s();
-  out.size = c.u();
   uint64_t stack = c.u();
-  uint64_t time_delta = c.u();
+  int64_t size_delta = c.s();
   out.stream = info->takes_stream ? c.u() : 0;
   out.pool = info->takes_pool ? c.u() : 0;
-  if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
+  if (!whole(c, start)) return nullptr;
   if (!stacks_.contains(stack)) return corrupt(start, fmt::format("alloc refers to undefined stack {}", stack));
+  if (stack >= last_size_by_stack_.size()) last_size_by_stack_.resize(stack + 1, 0);
+  uint64_t& last_size = last_size_by_stack_[stack];
+  out.size = last_size += static_cast<uint64_t>(size_delta);
+  out.device = device_;
   out.stack = static_cast<uint32_t>(stack);
   out.address = address_ += static_cast<uint64_t>(address_delta);
-  return accept_event(c, out, time_delta);
+  return accept_event(c, out);
 }
 
 const Record* Reader::decode_free(uint8_t token, const uint8_t* start) {
@@ -168,11 +190,10 @@ const Record* Reader::decode_free(uint8_t token, const uint8_t* start) {
   Free& out = record_.emplace<Free>();
   out.api = static_cast<Api>(token & format::kApiMask);
   int64_t address_delta = c.s();
-  uint64_t time_delta = c.u();
   out.stream = info->takes_stream ? c.u() : 0;
   if (!whole(c, start)) return nullptr;
   out.address = address_ += static_cast<uint64_t>(address_delta);
-  return accept_event(c, out, time_delta);
+  return accept_event(c, out);
 }
 
 // Every record but Alloc and Free. Fields go straight into the record; a record the data does not hold
@@ -263,7 +284,6 @@ const Record* Reader::decode(uint8_t token, const uint8_t* start) {
       out.size = c.u();
       uint64_t stack = c.u();
       out.error = c.u();
-      uint64_t time_delta = c.u();
       if (out.error == kErrorOutOfMemory) {
         out.device_free = c.u();
         out.device_total = c.u();
@@ -274,18 +294,17 @@ const Record* Reader::decode(uint8_t token, const uint8_t* start) {
         return corrupt(start, fmt::format("failed allocation refers to undefined stack {}", stack));
       out.api = static_cast<Api>(api);
       out.stack = static_cast<uint32_t>(stack);
-      return accept_event(c, out, time_delta);
+      return accept_event(c, out);
     }
     case Token::FreeFailed: {
       FreeFailed& out = record_.emplace<FreeFailed>();
       uint64_t api = c.u();
       out.address = c.u();
       out.error = c.u();
-      uint64_t time_delta = c.u();
       if (!whole(c, start)) return nullptr;
       if (!api_of(api, true)) return corrupt(start, fmt::format("failed free with unknown API {}", api));
       out.api = static_cast<Api>(api);
-      return accept_event(c, out, time_delta);
+      return accept_event(c, out);
     }
     case Token::MemMap: {
       MemMap& out = record_.emplace<MemMap>();
@@ -318,9 +337,17 @@ const Record* Reader::decode(uint8_t token, const uint8_t* start) {
       uint64_t device = c.u();
       out.free_bytes = c.u();
       out.total_bytes = c.u();
-      uint64_t time_delta = c.u();
       if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
-      return accept_event(c, out, time_delta);
+      return accept_event(c, out);
+    }
+    case Token::PoolUsage: {
+      PoolUsage& out = record_.emplace<PoolUsage>();
+      out.pool = c.u();
+      uint64_t device = c.u();
+      out.reserved_bytes = c.u();
+      out.used_bytes = c.u();
+      if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
+      return accept_event(c, out);
     }
     case Token::Fork: {
       Fork& out = record_.emplace<Fork>();
@@ -331,9 +358,7 @@ const Record* Reader::decode(uint8_t token, const uint8_t* start) {
     case Token::End: {
       End& out = record_.emplace<End>();
       out.events_written = c.u();
-      uint64_t time_delta = c.u();
       if (!whole(c, start)) return nullptr;
-      time_ns_ += time_delta;
       out.time_ns = time_ns_;
       out.thread = thread_;
       status_ = Status::Complete;

@@ -76,10 +76,11 @@ class Reader {
   bool whole(const FieldCursor& cursor, const uint8_t* start);  // false: truncated or corrupt, recorded
   bool valid_device(uint64_t stored, int32_t& device, const uint8_t* start);
   const Record* accept(const FieldCursor& cursor, bool is_event);
-  const Record* accept_event(const FieldCursor& cursor, Event& event, uint64_t time_delta);
+  const Record* accept_event(const FieldCursor& cursor, Event& event);
   const Record* finish_event(FieldCursor& cursor, const uint8_t* start, Event& event);
   const Record* decode_range(FieldCursor& cursor, const uint8_t* start, AddressRange& out);
   const Record* decode_pool(FieldCursor& cursor, const uint8_t* start, PoolEvent& out);
+  bool apply_state(uint8_t token, const uint8_t* start);
   void apply_pending_resets();
   uint64_t offset_of(const uint8_t* p) const { return static_cast<uint64_t>(p - data_.data()); }
 
@@ -98,6 +99,8 @@ class Reader {
   uint64_t time_ns_ = 0;
   uint64_t address_ = 0;  // the last Alloc/Free address, which the next one is a delta from
   uint32_t thread_ = 0;
+  int32_t device_ = kNoDevice;  // the device of the Alloc records (Device state record)
+  std::vector<uint64_t> last_size_by_stack_ = std::vector<uint64_t>(1, 0);  // Alloc sizes are deltas per stack
 
   StackTrie stacks_;
   ModuleSet modules_;

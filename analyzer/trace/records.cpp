@@ -8,8 +8,8 @@ constexpr std::string_view kRecordNames[] = {"process",     "modules-begin", "mo
                                              "stack-node",  "thread-new",    "thread-switch",   "fork",
                                              "alloc",       "free",          "alloc-failed",    "free-failed",
                                              "mem-map",     "mem-unmap",     "address-reserve", "address-free",
-                                             "pool-create", "pool-destroy",  "pool-trim",       "mem-info",
-                                             "end"};
+                                             "pool-create", "pool-destroy",  "pool-trim",       "pool-usage",
+                                             "mem-info",    "end"};
 static_assert(std::size(kRecordNames) == std::variant_size_v<Record>);
 }  // namespace
 

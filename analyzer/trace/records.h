@@ -158,6 +158,15 @@ struct PoolTrim : Event {
   bool operator==(const PoolTrim&) const = default;
 };
 
+// A memory pool's state when an allocation ran out of memory.
+struct PoolUsage : Event {
+  uint64_t pool = 0;
+  int32_t device = kNoDevice;
+  uint64_t reserved_bytes = 0;
+  uint64_t used_bytes = 0;
+  bool operator==(const PoolUsage&) const = default;
+};
+
 struct MemInfo : Event {
   int32_t device = kNoDevice;
   uint64_t free_bytes = 0;
@@ -172,7 +181,7 @@ struct End : Event {
 
 using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNode, ThreadNew, ThreadSwitch, Fork, Alloc,
                             Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
-                            PoolDestroy, PoolTrim, MemInfo, End>;
+                            PoolDestroy, PoolTrim, PoolUsage, MemInfo, End>;
 
 // "alloc", "free", "stack-node", ...: the record's name in dumps and messages.
 std::string_view record_name(const Record& record);

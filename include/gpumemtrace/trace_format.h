@@ -16,13 +16,18 @@ namespace gpumemtrace::format {
 
 inline constexpr char kMagic[8] = {'G', 'P', 'U', 'M', 'T', 'R', 'C', '\n'};
 inline constexpr uint32_t kVersion = 1;
-inline constexpr size_t kHeaderSize = 16;  // magic, u32 version (little endian), u32 reserved (0)
+inline constexpr size_t kHeaderSize = 16;  // magic, u32 version (little endian), u32 reserved (0, ignored)
 
 // Tokens. 0 means "nothing written here yet": the reader stops.
+//
+// State records (Time, Device, ThreadNew, ThreadSwitch) set what the records after them share, so that
+// the frequent ones, Alloc and Free, carry only what changes: in a steady loop an Alloc takes 4 bytes and
+// a Free 2. Every event happens at the current time on the current thread.
 enum class Token : uint8_t {
   Unwritten = 0x00,
   // u pid, u ppid, u start wall-clock ns since the epoch, u max stack depth, s rank,
-  // str hostname, str executable, u argc, argc × str argv
+  // str hostname, str executable, u argc, argc × str argv. The clock of the Time records starts at 0
+  // at the same moment as the wall-clock start.
   Process = 0x01,
   // u generation: the module records that follow replace the previous set
   ModulesBegin = 0x02,
@@ -38,39 +43,49 @@ enum class Token : uint8_t {
   // u thread index (from 1, in order of appearance), u tid, str name: a thread seen for the first time;
   // it is the current thread from here (as after a ThreadSwitch)
   ThreadNew = 0x06,
-  // u thread index: the records that follow come from this thread (until the next switch).
-// Times: every "time delta" is ns of CLOCK_MONOTONIC since the previous timed record (the first one
-// counts from the trace start), so absolute times are the running sum.
+  // u thread index: the records that follow come from this thread (until the next switch)
   ThreadSwitch = 0x07,
-  // u api, u device+1 (0 = none), u size, u stack id, u error (CUresult), u time delta,
-  // and for OutOfMemory errors: u device free bytes, u device total bytes (0, 0 if unknown)
+  // u api (an allocating one), u device+1 (0 = none), u size, u stack id, u error, and for out-of-memory
+  // errors (error 2): u device free bytes, u device total bytes (0, 0 if unknown). The error is the
+  // CUresult for driver APIs and the cudaError_t for runtime APIs (2 is out of memory in both).
   AllocFailed = 0x08,
-  // u address, u size, u handle, u offset, u time delta: physical memory bound to an address range
+  // u address, u size, u handle, u offset: physical memory bound to an address range
   MemMap = 0x09,
-  // u address, u size, u time delta
+  // u address, u size (MemUnmap, AddressReserve and AddressFree alike)
   MemUnmap = 0x0A,
-  // u address, u size, u time delta
   AddressReserve = 0x0B,
   AddressFree = 0x0C,
-  // u pool handle, u device+1, u time delta
+  // u pool handle, u device+1 (PoolCreate and PoolDestroy alike; PoolDestroy writes device 0)
   PoolCreate = 0x0D,
   PoolDestroy = 0x0E,
-  // u pool handle, u min bytes to keep, u reserved bytes after, u used bytes after, u time delta
+  // u pool handle, u min bytes to keep, u reserved bytes after, u used bytes after
   PoolTrim = 0x0F,
-  // u device+1, u free bytes, u total bytes, u time delta: a cuMemGetInfo result the program asked for
+  // u device+1, u free bytes, u total bytes: a cuMemGetInfo result the program asked for
   MemInfo = 0x10,
   // u child pid: this process forked; the child writes its own trace
   Fork = 0x11,
-  // u events written, u time delta: the process ended normally; the trace is complete
+  // u events written (every event record: those that are not state, stack, module, Process, Fork or End):
+  // the process ended normally; the trace is complete and nothing after End is read
   End = 0x12,
-  // u api, u address/handle, u error, u time delta: a free the driver refused after it was recorded
+  // u api (a freeing one), u address/handle, u error: a free the driver refused after it was recorded
   FreeFailed = 0x13,
-  // Alloc: token = AllocBase | api. u device+1, s address delta (from the previous Alloc/Free address),
-  //   u size, u stack id, u time delta, then u stream for async APIs, u pool handle for *FromPool* APIs.
+  // u ns: the current time advances by this much (CLOCK_MONOTONIC since the trace start). The writer
+  // advances it only when at least kTimeGranularityNs have passed, so event times are exact to that.
+  Time = 0x14,
+  // u device+1: the device of the Alloc records that follow
+  Device = 0x15,
+  // u pool handle, u device+1, u reserved bytes, u used bytes: a memory pool's state, written for the
+  // device's pools when an allocation runs out of memory
+  PoolUsage = 0x16,
+  // Alloc: token = AllocBase | api (an allocating one). s address delta (from the previous Alloc/Free
+  //   address, starting at 0), u stack id, s size delta (from the previous Alloc with the same stack id,
+  //   starting at 0; stack 0 is a stack id like any other), then u stream for APIs that take one,
+  //   u pool handle for *FromPool* APIs.
   AllocBase = 0x40,
-  // Free: token = FreeBase | api. s address delta, u time delta, then u stream for async APIs.
+  // Free: token = FreeBase | api (a freeing one). s address delta, then u stream for APIs that take one.
   FreeBase = 0x80,
 };
+inline constexpr uint64_t kTimeGranularityNs = 1000;
 inline constexpr uint8_t kApiMask = 0x3F;
 
 // Memory kinds, derived from the API (never stored). For VmmPhysical the "address" of an allocation is
@@ -163,7 +178,7 @@ inline constexpr std::string_view memory_kind_name(MemoryKind kind) {
   return kMemoryKindNames[static_cast<size_t>(kind)];
 }
 
-// Varint coding. The decoder returns nullptr when the input ends inside a varint or it overflows.
+// Varint coding (the reader's bounded decoder is analyzer/trace/field_cursor.h).
 inline uint8_t* put_varint(uint8_t* out, uint64_t value) {
   while (value >= 0x80) {
     *out++ = static_cast<uint8_t>(value | 0x80);
@@ -177,15 +192,6 @@ inline constexpr uint64_t zigzag(int64_t value) {
 }
 inline constexpr int64_t unzigzag(uint64_t value) {
   return static_cast<int64_t>(value >> 1) ^ -static_cast<int64_t>(value & 1);
-}
-inline const uint8_t* get_varint(const uint8_t* in, const uint8_t* end, uint64_t& value) {
-  value = 0;
-  for (unsigned shift = 0; shift < 64 && in < end; shift += 7) {
-    uint8_t byte = *in++;
-    value |= static_cast<uint64_t>(byte & 0x7F) << shift;
-    if (!(byte & 0x80)) return in;
-  }
-  return nullptr;
 }
 inline constexpr size_t kMaxVarintBytes = 10;
 

@@ -92,7 +92,7 @@ TEST_F(DumpCommand, JsonPrintsOneObjectPerRecord) {
       << lines[8];
   EXPECT_NE(lines[12].find("\"device\":null"), std::string::npos) << lines[12];
   EXPECT_EQ(lines[19],
-            "{\"file_offset\":306,\"time_ns\":1059,\"thread\":1,\"record\":\"mem-map\",\"address\":\"0x7f2000000000\","
+            "{\"file_offset\":320,\"time_ns\":1059,\"thread\":1,\"record\":\"mem-map\",\"address\":\"0x7f2000000000\","
             "\"size\":2097152,\"handle\":\"0x7\",\"offset\":0}");
   EXPECT_NE(lines[16].find("\"error\":2,\"error_name\":\"CUDA_ERROR_OUT_OF_MEMORY\",\"device_free\":1073741824"),
             std::string::npos)

@@ -193,8 +193,8 @@ TEST(ReaderDecoding, StackIdsFromBeforeAResetAreUndefined) {
   b.stack_node(0, 0x1000).stack_node(1, 0x2000);
   b.stacks_reset();
   b.stack_node(0, 0x9000);
-  size_t bad = b.size();
   b.alloc(Api::cudaMalloc, 0, 0x1, 1, 2, 1);
+  size_t bad = b.event_offset();
   Decoded d = decode_all(b.bytes());
   EXPECT_EQ(d.records.size(), 4u);
   EXPECT_EQ(d.reader->status(), Status::Corrupt);

@@ -272,5 +272,21 @@ TEST(Capture, OutOfMemoryIsRecordedWithDeviceState) {
   EXPECT_EQ(kinds_and_sizes(facts), kRuntimeWorkload);
 }
 
+TEST(Capture, OutOfMemoryRecordsWhatThePoolsHold) {
+  TracedRun run = run_traced("capture_prog_pool_oom", {}, {{"GPUMEMTRACE_SIM_MEMORY", "1GiB"}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  TraceFacts facts = read_trace(run.trace);
+  ASSERT_EQ(facts.failures.size(), 1u);
+  EXPECT_EQ(facts.failures[0].size, 768u << 20);
+  EXPECT_EQ(facts.failures[0].device_free, 512u << 20);
+  ASSERT_EQ(facts.pool_usages.size(), 1u);  // the default pool is also the current one: reported once
+  const auto& usage = facts.pool_usages[0];
+  EXPECT_EQ(usage.pool, printed_value(run.result.out, "default_pool"));
+  EXPECT_EQ(usage.device, 0);
+  EXPECT_EQ(usage.reserved_bytes, 512u << 20);
+  EXPECT_EQ(usage.used_bytes, 0u);
+  EXPECT_GE(usage.time_ns, facts.failures[0].time_ns);
+}
+
 }  // namespace
 }  // namespace gpumemtrace::test

@@ -45,6 +45,7 @@ TraceFacts read_trace(const std::string& path) {
           if constexpr (std::is_same_v<T, trace::AddressFree>) facts.address_frees.push_back(r);
           if constexpr (std::is_same_v<T, trace::MemInfo>) facts.mem_infos.push_back(r);
           if constexpr (std::is_same_v<T, trace::PoolTrim>) facts.trims.push_back(r);
+          if constexpr (std::is_same_v<T, trace::PoolUsage>) facts.pool_usages.push_back(r);
         },
         *record);
   }

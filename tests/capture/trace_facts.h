@@ -23,6 +23,7 @@ struct TraceFacts {
   std::vector<trace::AddressFree> address_frees;
   std::vector<trace::MemInfo> mem_infos;
   std::vector<trace::PoolTrim> trims;
+  std::vector<trace::PoolUsage> pool_usages;
   std::vector<std::vector<uint64_t>> alloc_stacks;    // per alloc: instruction addresses, innermost first
   std::vector<std::vector<uint64_t>> failure_stacks;  // per failure
   struct Module {  // owns its strings: the reader's views die with it

@@ -214,6 +214,7 @@ bool device_range_ok(uintptr_t p, size_t n) {
 }
 
 bool unified_range_ok(uintptr_t p, size_t n) {
+  if (p == 0 || n > UINTPTR_MAX - p) return false;
   PointerInfo info;
   if (lookup_pointer(p, &info)) return n <= info.base + info.size - p;
   // Not CUDA memory: plain host memory, unless it falls in address space the simulator manages.

@@ -22,7 +22,11 @@ constexpr uint64_t kPoolChunk = 2ull << 20;        // a pool reserves device mem
 constexpr uint64_t kVmmGranularity = 2ull << 20;   // cuMemGetAllocationGranularity, minimum and recommended
 constexpr uint64_t kReleaseToOsBytes = 16ull << 20;  // freed arena blocks this large are madvise(DONTNEED)'d
 
-inline uint64_t round_up(uint64_t value, uint64_t align) { return (value + align - 1) / align * align; }
+// Saturates instead of wrapping, so a request near 2^64 stays too large to fit anywhere.
+inline uint64_t round_up(uint64_t value, uint64_t align) {
+  if (value > UINT64_MAX - (align - 1)) return UINT64_MAX / align * align;
+  return (value + align - 1) / align * align;
+}
 
 struct Device;
 

@@ -55,6 +55,25 @@ TEST_F(AccountingTest, OutOfMemoryChangesNothing) {
   EXPECT_EQ(free_bytes(), before);
 }
 
+TEST_F(AccountingTest, RequestsNearTwoToTheSixtyFourAreOutOfMemory) {
+  const uint64_t before = free_bytes();
+  for (size_t size : {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX - 511}) {
+    CUdeviceptr p = 7;
+    EXPECT_EQ(cuMemAlloc(&p, size), CUDA_ERROR_OUT_OF_MEMORY) << size;
+    EXPECT_EQ(p, 7u);
+  }
+  EXPECT_EQ(free_bytes(), before);
+}
+
+TEST_F(AccountingTest, CopiesFromOrToNullAreInvalid) {
+  CUdeviceptr a = 0;
+  ASSERT_CU(cuMemAlloc(&a, 4096));
+  EXPECT_EQ(cuMemcpy(a, 0, 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpy(0, a, 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyAsync(a, 0, 16, nullptr), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_CU(cuMemFree(a));
+}
+
 TEST_F(AccountingTest, OtherProcessesMemoryLowersFreeOnItsDevice) {
   use_device(1);
   size_t free = 0, total = 0;
