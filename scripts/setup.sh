@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git python3
+  build-essential cmake ninja-build pkg-config
   libunwind-dev libfmt-dev libzstd-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev
 )
