@@ -53,32 +53,60 @@ LoadCounters load_counters() {
   return counters;
 }
 
+namespace {
+
+// The object's path, load bias, the range covering its PT_LOAD segments and its build id.
+bool describe(const dl_phdr_info* info, bool is_first, ModuleInfo& module) {
+  module.base = info->dlpi_addr;
+  module.low = UINT64_MAX;
+  module.high = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
+    uint64_t low = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+    uint64_t high = low + info->dlpi_phdr[i].p_memsz;
+    if (low < module.low) module.low = low;
+    if (high > module.high) module.high = high;
+  }
+  if (module.low == UINT64_MAX) return false;
+  // The main program comes first with an empty name.
+  module.path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : is_first ? executable_path() : std::string();
+  module.build_id = build_id_of(info);
+  return true;
+}
+
+}  // namespace
+
 std::vector<ModuleInfo> loaded_modules() {
   std::vector<ModuleInfo> modules;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto* out = static_cast<std::vector<ModuleInfo>*>(data);
         ModuleInfo module;
-        module.base = info->dlpi_addr;
-        module.low = UINT64_MAX;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
-          uint64_t low = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-          uint64_t high = low + info->dlpi_phdr[i].p_memsz;
-          if (low < module.low) module.low = low;
-          if (high > module.high) module.high = high;
-        }
-        if (module.low == UINT64_MAX) return 0;
-        // The main program comes first with an empty name.
-        module.path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name
-                      : out->empty()                       ? executable_path()
-                                                           : std::string();
-        module.build_id = build_id_of(info);
-        out->push_back(std::move(module));
+        if (describe(info, out->empty(), module)) out->push_back(std::move(module));
         return 0;
       },
       &modules);
   return modules;
+}
+
+ModuleInfo module_containing(uintptr_t address) {
+  struct Search {
+    uintptr_t address;
+    ModuleInfo module;
+    bool first = true;
+  } search{address, {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        ModuleInfo module;
+        bool described = describe(info, s->first, module);
+        s->first = false;
+        if (!described || s->address < module.low || s->address >= module.high) return 0;
+        s->module = std::move(module);
+        return 1;
+      },
+      &search);
+  return search.module;
 }
 
 }  // namespace gpumemtrace::interpose

@@ -17,5 +17,7 @@ struct LoadCounters {
 
 LoadCounters load_counters();
 std::vector<ModuleInfo> loaded_modules();
+// The loaded object whose segments hold the address (empty path and range 0 if none).
+ModuleInfo module_containing(uintptr_t address);
 
 }  // namespace gpumemtrace::interpose

@@ -1,8 +1,9 @@
 #include "interpose/stack_capture.h"
 
+#include "interpose/module_map.h"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include <link.h>
 
 namespace gpumemtrace::interpose {
 
@@ -13,33 +14,12 @@ struct AddressRange {
   uintptr_t high = 0;
 };
 
-// The address range of this library's loaded segments: frames inside it are the tracer's own.
-AddressRange own_range() {
-  struct Search {
-    uintptr_t probe;
-    AddressRange range;
-  } search{reinterpret_cast<uintptr_t>(&own_range), {}};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) -> int {
-        auto* s = static_cast<Search*>(data);
-        AddressRange range{UINTPTR_MAX, 0};
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
-          uintptr_t low = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-          uintptr_t high = low + info->dlpi_phdr[i].p_memsz;
-          if (low < range.low) range.low = low;
-          if (high > range.high) range.high = high;
-        }
-        if (s->probe < range.low || s->probe >= range.high) return 0;
-        s->range = range;
-        return 1;
-      },
-      &search);
-  return search.range;
-}
-
+// This library's loaded segments: frames inside them are the tracer's own.
 const AddressRange& tracer_range() {
-  static const AddressRange range = own_range();
+  static const AddressRange range = [] {
+    ModuleInfo own = module_containing(reinterpret_cast<uintptr_t>(&capture_stack));
+    return AddressRange{own.low, own.high};
+  }();
   return range;
 }
 
