@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "tests/capture/trace_facts.h"
 #include "tests/capture/traced_run.h"
@@ -59,6 +60,33 @@ TEST(Transparency, UnwritableTraceWarnsOnceAndRunsNormally) {
   EXPECT_EQ(traced.out, plain.out);
   EXPECT_NE(traced.err.find("cannot write the trace"), std::string::npos) << traced.err;
   EXPECT_EQ(std::count(traced.err.begin(), traced.err.end(), '\n'), 1) << traced.err;
+}
+
+TEST(Transparency, FullDiskWarnsOnceAndKeepsWhatWasWritten) {
+  // A 10 MiB file system in a private mount namespace: the trace fills it after about 2.5 M events.
+  std::string dir = make_temp_dir();
+  if (run_process({"unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=10m tmpfs " + dir}).exit_code != 0) {
+    GTEST_SKIP() << "no private mounts here (unshare -m / mount tmpfs not permitted)";
+  }
+  EnvChanges env = sim_env();
+  std::string program = bin_dir() + "/capture_prog_threads";
+  ProcessResult plain = run_process({program, "1", "1500000"}, env);
+  env["GPUMEMTRACE_OUTPUT_ROOT"] = dir + "/root.trace";
+  env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
+  // Only the program is traced, not the shell around it.
+  std::string script = "mount -t tmpfs -o size=10m tmpfs " + dir + " && LD_PRELOAD=" + preload_library() + " " +
+                       program + " 1 1500000 && cp " + dir + "/root.trace " + dir + "-full-disk.trace";
+  ProcessResult traced = run_process({"unshare", "-m", "sh", "-c", script}, env);
+  EXPECT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_NE(traced.err.find("could not be extended"), std::string::npos) << traced.err;
+  EXPECT_EQ(std::count(traced.err.begin(), traced.err.end(), '\n'), 1) << traced.err;
+  // What was written before the disk filled up is a readable, truncated trace.
+  TraceFacts facts = read_trace(dir + "-full-disk.trace");
+  EXPECT_EQ(facts.status, trace::Status::Truncated);
+  EXPECT_GT(facts.allocs.size(), 1000000u);
+  EXPECT_LT(facts.allocs.size(), 1500000u);
+  std::remove((dir + "-full-disk.trace").c_str());
 }
 
 }  // namespace
