@@ -5,10 +5,19 @@
 namespace gpumemtrace::cli {
 
 extern const Command dump_command;
+extern const Command fragmentation_command;
+extern const Command growth_command;
+extern const Command leaks_command;
+extern const Command oom_command;
+extern const Command peak_command;
 extern const Command run_command;
+extern const Command summary_command;
+extern const Command timeline_command;
 
 namespace {
-const Command* const kCommands[] = {&run_command, &dump_command};
+const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
+                                    &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
+                                    &timeline_command};
 }  // namespace
 
 std::span<const Command* const> commands() { return kCommands; }

@@ -19,7 +19,7 @@ void print_tool_help() {
       "Records every GPU memory allocation of a program, with its call stack, and analyzes the trace.\n"
       "\n"
       "commands:\n");
-  for (const Command* command : commands()) fmt::print("  {:<10} {}\n", command->name, command->summary);
+  for (const Command* command : commands()) fmt::print("  {:<13} {}\n", command->name, command->summary);
   fmt::print(
       "\n"
       "'gpumemtrace COMMAND --help' describes a command; 'gpumemtrace --version' prints the version.\n");

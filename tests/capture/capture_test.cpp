@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "tests/capture/trace_facts.h"
-#include "tests/capture/traced_run.h"
+#include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "analyzer/trace/reader.h"
 #include "tests/capture/trace_facts.h"
-#include "tests/capture/traced_run.h"
+#include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 namespace {

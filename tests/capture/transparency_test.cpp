@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "tests/capture/trace_facts.h"
-#include "tests/capture/traced_run.h"
+#include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/capture/traced_run.h"
+#include "tests/support/traced_run.h"
 
 #include <sys/stat.h>
 

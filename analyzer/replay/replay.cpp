@@ -1,0 +1,311 @@
+#include "analyzer/replay/replay.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace gpumemtrace::replay {
+
+namespace {
+
+template <typename... Visitors>
+struct Overloaded : Visitors... {
+  using Visitors::operator()...;
+};
+
+size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>(kind); }
+
+}  // namespace
+
+Replay::Replay(ReplayOptions options)
+    : options_(options), growth_clock_(options.growth_windows), timeline_clock_(options.timeline_windows) {}
+
+Replay::Space Replay::space_of(trace::MemoryKind kind) {
+  switch (kind) {
+    case trace::MemoryKind::VmmPhysical:
+      return Space::VmmHandle;
+    case trace::MemoryKind::Array:
+      return Space::Array;
+    default:
+      return Space::Pointer;
+  }
+}
+
+void Replay::on_record(const trace::Record& record, const trace::Reader& reader) {
+  std::visit(Overloaded{
+                 [&](const trace::Alloc& r) { on_alloc(r, reader); },
+                 [&](const trace::Free& r) { on_free(r); },
+                 [&](const trace::AllocFailed& r) { on_alloc_failed(r, reader); },
+                 [&](const trace::FreeFailed& r) { on_free_failed(r); },
+                 [&](const trace::MemMap& r) { on_map(r); },
+                 [&](const trace::MemUnmap& r) { on_unmap(r); },
+                 [&](const trace::PoolCreate& r) {
+                   on_event(r.time_ns);
+                   PoolState& state = pool(r.pool);
+                   state = PoolState{.pool = r.pool, .device = r.device, .time_ns = r.time_ns};
+                 },
+                 [&](const trace::PoolDestroy& r) {
+                   on_event(r.time_ns);
+                   pool(r.pool).destroyed = true;
+                 },
+                 [&](const trace::PoolTrim& r) {
+                   on_event(r.time_ns);
+                   on_pool_report(r.pool, trace::kNoDevice, r.reserved_after, r.used_after, r.time_ns);
+                 },
+                 [&](const trace::PoolUsage& r) { on_pool_usage(r); },
+                 [&](const trace::MemInfo& r) {
+                   on_event(r.time_ns);
+                   if (r.device == trace::kNoDevice) return;
+                   Account& account = accounts_[accounts_.for_device(r.device)];
+                   account.meminfo_free = r.free_bytes;
+                   account.meminfo_total = r.total_bytes;
+                 },
+                 [&](const trace::Event& r) { on_event(r.time_ns); },  // AddressReserve, AddressFree, End
+                 [](const auto&) {},
+             },
+             record);
+}
+
+void Replay::on_event(uint64_t time_ns) {
+  pool_reports_go_to_.reset();
+  last_bad_free_.reset();
+  end_time_ns_ = std::max(end_time_ns_, time_ns);
+  growth_clock_.advance(time_ns, [&](uint32_t window) {
+    for (Site& site : sites_) site.floor.halve(window);
+  });
+  timeline_clock_.advance(time_ns, [&](uint32_t window) {
+    for (AccountId id = 0; id < accounts_.size(); ++id) {
+      Account& account = accounts_[id];
+      account.timeline.halve(window);
+      for (auto& series : account.kind_timeline) series.halve(window);
+    }
+  });
+}
+
+SiteId Replay::site_of(StackId stack, int32_t device, trace::MemoryKind kind) {
+  Category category = category_of(kind);
+  if (category != Category::Device) device = category == Category::Managed ? device : trace::kNoDevice;
+  // The reader keeps devices below 2^31, so stack, device + 1 and category fit in 64 bits.
+  uint64_t key = uint64_t{stack} << 32 | static_cast<uint64_t>(static_cast<uint32_t>(device + 1)) << 2 |
+                 static_cast<uint64_t>(category);
+  if (SiteId* id = site_ids_.find(key)) return *id;
+  SiteId id = static_cast<SiteId>(sites_.size());
+  Site& site = sites_.emplace_back();
+  site.stack = stack;
+  site.device = device;
+  site.category = category;
+  site.account = accounts_.for_kind(kind, device);
+  site_ids_.insert_or_assign(key, id);
+  return id;
+}
+
+void Replay::change_site(Site& site, int64_t bytes, int64_t count) {
+  const Account& account = accounts_[site.account];
+  if (site.peak_epoch != account.peak_epoch) {  // first change since the latest peak: keep the value it had
+    site.peak_bytes = site.bytes;
+    site.peak_count = site.count;
+    site.peak_epoch = account.peak_epoch;
+  }
+  site.bytes += static_cast<uint64_t>(bytes);
+  site.count += static_cast<uint64_t>(count);
+  site.floor.set(growth_clock_.window(), site.bytes);
+}
+
+void Replay::add(const Live& live, uint64_t time_ns) {
+  Site& site = sites_[live.site];
+  change_site(site, static_cast<int64_t>(live.size), 1);
+  Account& account = accounts_[site.account];
+  account.live_bytes += live.size;
+  account.live_count += 1;
+  account.kind_bytes[kind_index(live.kind)] += live.size;
+  uint32_t window = timeline_clock_.window();
+  account.timeline.set(window, account.live_bytes);
+  account.kind_timeline[kind_index(live.kind)].set(window, account.kind_bytes[kind_index(live.kind)]);
+  if (account.live_bytes > account.peak_bytes) {
+    account.peak_bytes = account.live_bytes;
+    account.peak_count = account.live_count;
+    account.peak_time_ns = time_ns;
+    account.kind_bytes_at_peak = account.kind_bytes;
+    account.vmm_mapped_at_peak = account.vmm_mapped_bytes;
+    ++account.peak_epoch;
+  }
+}
+
+void Replay::remove(const Live& live) {
+  Site& site = sites_[live.site];
+  change_site(site, -static_cast<int64_t>(live.size), -1);
+  Account& account = accounts_[site.account];
+  account.live_bytes -= live.size;
+  account.live_count -= 1;
+  account.kind_bytes[kind_index(live.kind)] -= live.size;
+  uint32_t window = timeline_clock_.window();
+  account.timeline.set(window, account.live_bytes);
+  account.kind_timeline[kind_index(live.kind)].set(window, account.kind_bytes[kind_index(live.kind)]);
+}
+
+void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
+  if (!growth_clock_.started()) {
+    growth_clock_.start(alloc.time_ns);
+    timeline_clock_.start(alloc.time_ns);
+  }
+  on_event(alloc.time_ns);
+  trace::MemoryKind kind = alloc.kind();
+  Live live{alloc.size, site_of(stacks_.intern(reader, alloc.stack), alloc.device, kind), kind};
+  Space space = space_of(kind);
+  Live old;
+  if (live_map(space).erase(alloc.address, &old)) {  // its free is missing from the trace
+    ++inconsistencies_.reallocated_live;
+    remove(old);
+  }
+  live_map(space).insert_or_assign(alloc.address, live);
+  recent_frees_.forget(static_cast<uint8_t>(space), alloc.address);
+  Site& site = sites_[live.site];
+  site.allocations += 1;
+  site.allocated_bytes += alloc.size;
+  accounts_[site.account].allocations += 1;
+  add(live, alloc.time_ns);
+}
+
+void Replay::on_free(const trace::Free& free) {
+  on_event(free.time_ns);
+  auto space = static_cast<uint8_t>(space_of(free.kind()));
+  Live live;
+  if (!live_map(static_cast<Space>(space)).erase(free.address, &live)) {
+    bool twice = recent_frees_.contains(space, free.address);
+    ++(twice ? inconsistencies_.double_frees : inconsistencies_.unknown_frees);
+    last_bad_free_ = BadFree{free.address, twice};
+    return;
+  }
+  recent_frees_.remember(space, free.address, live);
+  accounts_[sites_[live.site].account].frees += 1;
+  remove(live);
+}
+
+void Replay::on_free_failed(const trace::FreeFailed& failed) {
+  std::optional<BadFree> bad_free = last_bad_free_;
+  on_event(failed.time_ns);
+  auto space = static_cast<uint8_t>(space_of(format::api_info(failed.api).kind));
+  if (bad_free && bad_free->address == failed.address) {  // the driver agreed: the address was not live
+    --(bad_free->double_free ? inconsistencies_.double_frees : inconsistencies_.unknown_frees);
+    ++inconsistencies_.refused_invalid_frees;
+  } else if (std::optional<Live> live = recent_frees_.take(space, failed.address)) {
+    ++inconsistencies_.restored_allocations;
+    live_map(static_cast<Space>(space)).insert_or_assign(failed.address, *live);
+    accounts_[sites_[live->site].account].frees -= 1;
+    add(*live, failed.time_ns);
+  } else {
+    ++inconsistencies_.unmatched_failed_frees;
+  }
+}
+
+void Replay::on_alloc_failed(const trace::AllocFailed& failed, const trace::Reader& reader) {
+  if (!growth_clock_.started()) {
+    growth_clock_.start(failed.time_ns);
+    timeline_clock_.start(failed.time_ns);
+  }
+  on_event(failed.time_ns);
+  trace::MemoryKind kind = format::api_info(failed.api).kind;
+  AccountId account_id = accounts_.for_kind(kind, failed.device);
+  Account& account = accounts_[account_id];
+  account.failed_allocations += 1;
+
+  Failure failure;
+  failure.time_ns = failed.time_ns;
+  failure.api = failed.api;
+  failure.device = failed.device;
+  failure.requested_bytes = failed.size;
+  failure.error = failed.error;
+  failure.device_free = failed.device_free;
+  failure.device_total = failed.device_total;
+  failure.stack = stacks_.intern(reader, failed.stack);
+  failure.account = account_id;
+  failure.live_bytes = account.live_bytes;
+  failure.live_count = account.live_count;
+  failure.kind_bytes = account.kind_bytes;
+  failure.vmm_mapped_bytes = account.vmm_mapped_bytes;
+  if (failure.device_total == 0 && account.meminfo_total != 0) {
+    failure.device_free = account.meminfo_free;
+    failure.device_total = account.meminfo_total;
+  }
+  if (failures_.size() >= options_.failures_with_detail) {
+    ++failures_without_detail_;
+    return;
+  }
+  failure.has_detail = true;
+  for (SiteId id = 0; id < sites_.size(); ++id) {
+    const Site& site = sites_[id];
+    if (site.account == account_id && site.count > 0) failure.live_set.push_back({id, site.bytes, site.count});
+  }
+  auto larger = [](const SiteShare& a, const SiteShare& b) { return a.bytes > b.bytes; };
+  size_t keep = std::min<size_t>(failure.live_set.size(), options_.live_sites_per_failure);
+  std::partial_sort(failure.live_set.begin(), failure.live_set.begin() + static_cast<std::ptrdiff_t>(keep),
+                    failure.live_set.end(), larger);
+  failure.live_set.resize(keep);
+  failures_.push_back(std::move(failure));
+  pool_reports_go_to_ = failures_.size() - 1;
+}
+
+PoolState& Replay::pool(uint64_t handle) {
+  for (PoolState& state : pools_)
+    if (state.pool == handle) return state;
+  pools_.push_back(PoolState{.pool = handle});
+  return pools_.back();
+}
+
+void Replay::on_pool_report(uint64_t handle, int32_t device, uint64_t reserved, uint64_t used, uint64_t time_ns) {
+  PoolState& state = pool(handle);
+  if (device != trace::kNoDevice) state.device = device;
+  state.reserved_bytes = reserved;
+  state.used_bytes = used;
+  state.time_ns = time_ns;
+  state.reported = true;
+}
+
+void Replay::on_pool_usage(const trace::PoolUsage& usage) {
+  // The tracer writes these right after the failure they explain (a microsecond or so later).
+  std::optional<size_t> failure = pool_reports_go_to_;
+  on_event(usage.time_ns);
+  on_pool_report(usage.pool, usage.device, usage.reserved_bytes, usage.used_bytes, usage.time_ns);
+  if (failure) {
+    failures_[*failure].pools.push_back(pool(usage.pool));
+    pool_reports_go_to_ = failure;
+  }
+}
+
+void Replay::on_map(const trace::MemMap& map) {
+  on_event(map.time_ns);
+  VmmMappings::Mapping mapping{map.address, map.size, std::nullopt};
+  if (const Live* handle = live_map(Space::VmmHandle).find(map.handle)) {
+    mapping.account = sites_[handle->site].account;
+    accounts_[*mapping.account].vmm_mapped_bytes += map.size;
+  }
+  mappings_.map(mapping);
+}
+
+void Replay::on_unmap(const trace::MemUnmap& unmap) {
+  on_event(unmap.time_ns);
+  size_t removed = mappings_.unmap(unmap.address, unmap.size, [&](const VmmMappings::Mapping& mapping) {
+    if (mapping.account) accounts_[*mapping.account].vmm_mapped_bytes -= mapping.size;
+  });
+  if (removed == 0) ++inconsistencies_.unknown_unmaps;
+}
+
+void Replay::finish(const trace::Reader& reader) {
+  complete_ = reader.status() == trace::Status::Complete;
+  end_time_ns_ = std::max(end_time_ns_, reader.time_ns());
+}
+
+SiteShare Replay::at_peak(SiteId id) const {
+  const Site& site = sites_[id];
+  if (site.peak_epoch == accounts_[site.account].peak_epoch) return {id, site.peak_bytes, site.peak_count};
+  return {id, site.bytes, site.count};
+}
+
+std::vector<uint64_t> Replay::timeline(AccountId account) const {
+  return accounts_[account].timeline.windows(timeline_clock_.window());
+}
+
+std::vector<uint64_t> Replay::timeline(AccountId account, trace::MemoryKind kind) const {
+  return accounts_[account].kind_timeline[kind_index(kind)].windows(timeline_clock_.window());
+}
+
+}  // namespace gpumemtrace::replay

@@ -1,0 +1,175 @@
+// The replay model: feeds on the records of a trace, one at a time, and keeps what the reports need.
+//
+//   replay::Replay replay;
+//   while (const trace::Record* record = reader.next()) replay.on_record(*record, reader);
+//   replay.finish(reader);
+//
+// Memory grows with the live set (one hash entry per live allocation), the number of distinct stacks
+// (one Site per stack, device and memory category) and a fixed number of windows; never with the number
+// of events. Every event costs O(1): the live set at the peak is kept lazily (see Site::at_peak), not
+// copied at each new maximum.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "analyzer/replay/accounts.h"
+#include "analyzer/replay/address_map.h"
+#include "analyzer/replay/recent_frees.h"
+#include "analyzer/replay/stack_table.h"
+#include "analyzer/replay/time_slices.h"
+#include "analyzer/replay/vmm_mappings.h"
+#include "analyzer/trace/reader.h"
+
+namespace gpumemtrace::replay {
+
+struct ReplayOptions {
+  uint32_t growth_windows = 32;     // growth series keep 32..64 equal slices per site
+  uint32_t timeline_windows = 512;  // the timeline keeps 512..1024 equal slices per account
+  uint32_t failures_with_detail = 1000;  // failures beyond this are counted, without their live set
+  uint32_t live_sites_per_failure = 64;  // the largest sites of the live set kept with each failure
+};
+
+// The same bytes, as the process saw them at one moment.
+struct SiteShare {
+  SiteId site = 0;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+};
+
+// What a memory pool was known to hold, from its last PoolTrim or PoolUsage record.
+struct PoolState {
+  uint64_t pool = 0;
+  int32_t device = trace::kNoDevice;
+  uint64_t reserved_bytes = 0;
+  uint64_t used_bytes = 0;
+  uint64_t time_ns = 0;  // when it was last reported
+  bool reported = false;
+  bool destroyed = false;
+};
+
+// A failed allocation and the state of its device at that moment.
+struct Failure {
+  uint64_t time_ns = 0;
+  trace::Api api{};
+  int32_t device = trace::kNoDevice;
+  uint64_t requested_bytes = 0;
+  uint64_t error = 0;
+  uint64_t device_free = 0;   // from the record, else the last MemInfo of the device; 0 when unknown
+  uint64_t device_total = 0;
+  StackId stack = 0;
+  AccountId account = 0;
+  uint64_t live_bytes = 0;    // this process's memory of the account then (requested sizes)
+  uint64_t live_count = 0;
+  std::array<uint64_t, kMemoryKinds> kind_bytes{};
+  uint64_t vmm_mapped_bytes = 0;
+  bool has_detail = false;         // false beyond ReplayOptions::failures_with_detail
+  std::vector<SiteShare> live_set;  // largest first, at most live_sites_per_failure
+  std::vector<PoolState> pools;     // the PoolUsage records the tracer wrote with this failure
+
+  bool out_of_memory() const { return error == trace::kErrorOutOfMemory; }
+};
+
+// Trace records that do not add up. Counted and reported; the replay carries on.
+struct Inconsistencies {
+  uint64_t unknown_frees = 0;          // a free of an address that is not live and was not freed lately
+  uint64_t double_frees = 0;           // a free of an address freed lately and not allocated since
+  uint64_t reallocated_live = 0;       // an allocation at an address still live: the old one is dropped
+  uint64_t unknown_unmaps = 0;         // a MemUnmap that covers no mapping
+  uint64_t unmatched_failed_frees = 0;  // a FreeFailed with no recorded free to undo
+  uint64_t restored_allocations = 0;   // FreeFailed after a recorded free: the allocation was put back
+  uint64_t refused_invalid_frees = 0;  // a free of a dead or unknown address that the driver refused: the
+                                       // program's bug, faithfully recorded (not counted in total())
+
+  uint64_t total() const {
+    return unknown_frees + double_frees + reallocated_live + unknown_unmaps + unmatched_failed_frees;
+  }
+};
+
+class Replay {
+ public:
+  explicit Replay(ReplayOptions options = {});
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
+
+  void on_record(const trace::Record& record, const trace::Reader& reader);
+  // After the last record: whether the trace is complete, and the time it ends.
+  void finish(const trace::Reader& reader);
+
+  bool complete() const { return complete_; }
+  uint64_t end_time_ns() const { return end_time_ns_; }
+  uint64_t first_event_ns() const { return growth_clock_.origin_ns(); }
+
+  const StackTable& stacks() const { return stacks_; }
+  const Accounts& accounts() const { return accounts_; }
+  const std::vector<Site>& sites() const { return sites_; }
+  const std::vector<Failure>& failures() const { return failures_; }
+  uint64_t failures_without_detail() const { return failures_without_detail_; }
+  const std::vector<PoolState>& pools() const { return pools_; }
+  const Inconsistencies& inconsistencies() const { return inconsistencies_; }
+
+  // A site's live bytes and count at its account's peak.
+  SiteShare at_peak(SiteId site) const;
+  // Per growth window: the least each site held during the window (from the first event on).
+  std::vector<uint64_t> growth_floors(SiteId site) const { return sites_[site].floor.windows(growth_clock_.window()); }
+  const TimeSlices& growth_clock() const { return growth_clock_; }
+  // Per timeline window: the most an account held (all its kinds, or one kind).
+  std::vector<uint64_t> timeline(AccountId account) const;
+  std::vector<uint64_t> timeline(AccountId account, trace::MemoryKind kind) const;
+  const TimeSlices& timeline_clock() const { return timeline_clock_; }
+
+ private:
+  struct Live {
+    uint64_t size = 0;
+    SiteId site = 0;
+    trace::MemoryKind kind{};  // of the allocating API: a free may name another (cudaFree of async memory)
+  };
+  // Allocations live in three address spaces: pointers, VMM handles and CUarrays.
+  enum class Space : uint8_t { Pointer, VmmHandle, Array };
+  static Space space_of(trace::MemoryKind kind);
+  AddressMap<Live>& live_map(Space space) { return live_[static_cast<size_t>(space)]; }
+
+  void on_event(uint64_t time_ns);
+  void on_alloc(const trace::Alloc& alloc, const trace::Reader& reader);
+  void on_free(const trace::Free& free);
+  void on_free_failed(const trace::FreeFailed& failed);
+  void on_alloc_failed(const trace::AllocFailed& failed, const trace::Reader& reader);
+  void on_pool_report(uint64_t pool, int32_t device, uint64_t reserved, uint64_t used, uint64_t time_ns);
+  void on_pool_usage(const trace::PoolUsage& usage);
+  void on_map(const trace::MemMap& map);
+  void on_unmap(const trace::MemUnmap& unmap);
+
+  SiteId site_of(StackId stack, int32_t device, trace::MemoryKind kind);
+  void add(const Live& live, uint64_t time_ns);
+  void remove(const Live& live);
+  void change_site(Site& site, int64_t bytes, int64_t count);
+  PoolState& pool(uint64_t handle);
+
+  ReplayOptions options_;
+  StackTable stacks_;
+  Accounts accounts_;
+  std::vector<Site> sites_;
+  AddressMap<SiteId> site_ids_;  // (stack, device, category) packed
+  std::array<AddressMap<Live>, 3> live_;
+  RecentFrees<Live> recent_frees_;
+  VmmMappings mappings_;
+  std::vector<PoolState> pools_;
+  std::vector<Failure> failures_;
+  uint64_t failures_without_detail_ = 0;
+  std::optional<size_t> pool_reports_go_to_;  // the failure the PoolUsage records being read belong to
+  struct BadFree {
+    uint64_t address = 0;
+    bool double_free = false;
+  };
+  std::optional<BadFree> last_bad_free_;  // the free just read, when it was not of a live address
+  Inconsistencies inconsistencies_;
+  TimeSlices growth_clock_;
+  TimeSlices timeline_clock_;
+  bool complete_ = false;
+  uint64_t end_time_ns_ = 0;
+};
+
+}  // namespace gpumemtrace::replay

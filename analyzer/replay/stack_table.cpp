@@ -1,0 +1,52 @@
+#include "analyzer/replay/stack_table.h"
+
+namespace gpumemtrace::replay {
+
+bool is_tracer_module(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return name == "libgpumemtrace.so";
+}
+
+StackTable::StackTable() {
+  auto empty = ids_.emplace(std::vector<FrameRef>{}, 0).first;  // StackId 0: the empty stack
+  stacks_.push_back(&empty->first);
+}
+
+void StackTable::forget_trie(uint32_t generation) {
+  trie_generation_ = generation;
+  by_trie_id_.clear();
+}
+
+uint32_t StackTable::module_index(const trace::ModuleInfo& module) {
+  auto [it, added] = module_ids_.try_emplace({module.path, module.build_id, module.base},
+                                             static_cast<uint32_t>(modules_.size()));
+  if (added) {
+    modules_.push_back(ModuleRef{module.path, module.build_id, module.base});
+    tracer_modules_.push_back(is_tracer_module(module.path));
+  }
+  return it->second;
+}
+
+StackId StackTable::resolve(const trace::Reader& reader, uint32_t trie_id) {
+  std::vector<FrameRef> frames;
+  const trace::StackTrie& trie = reader.stacks();
+  // The reader has validated every id it hands out, so the walk ends at the root.
+  for (uint32_t node = trie_id; node != 0; node = trie.node(node).parent) {
+    uint64_t ip = trie.node(node).ip;
+    const trace::ModuleInfo* module = reader.modules().find(ip);
+    if (!module) {
+      frames.push_back(FrameRef{kNoModule, ip});
+      continue;
+    }
+    uint32_t index = module_index(*module);
+    if (!tracer_modules_[index]) frames.push_back(FrameRef{index, ip - module->base});
+  }
+  auto [it, added] = ids_.try_emplace(std::move(frames), static_cast<StackId>(stacks_.size()));
+  if (added) stacks_.push_back(&it->first);
+  if (by_trie_id_.size() <= trie_id) by_trie_id_.resize(trie_id + 1, kUnseen);
+  by_trie_id_[trie_id] = it->second;
+  return it->second;
+}
+
+}  // namespace gpumemtrace::replay

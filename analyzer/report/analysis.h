@@ -1,0 +1,38 @@
+// Reads a whole trace through the replay model: what every report starts from.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "analyzer/replay/replay.h"
+
+namespace gpumemtrace::report {
+
+struct TraceInfo {
+  std::string path;
+  uint64_t pid = 0;
+  std::string command;  // argv joined by spaces (the executable when argv is empty)
+  bool complete = false;
+  bool corrupt = false;
+  std::string error;    // what is corrupt, and where
+  uint64_t events = 0;
+  uint64_t records = 0;
+  uint64_t stop_offset = 0;
+  uint64_t file_size = 0;
+};
+
+struct Analysis {
+  TraceInfo trace;
+  std::unique_ptr<replay::Replay> replay;
+};
+
+// Called now and then while reading, with how far the reader is in the file.
+using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
+
+// Throws trace::OpenError when the file is not a trace this build can read. A corrupt trace is read up
+// to the damage and flagged (trace.corrupt, trace.error).
+Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {});
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,43 @@
+// Fragmentation figures where an allocator's reserved and used views are known (DESIGN.md §6):
+//   async pools   reserved (what the pool holds from the device) - used (what its allocations hold),
+//                 from the pool's last PoolTrim/PoolUsage record, and at each out-of-memory failure;
+//                 internal = the pools' used - the requested bytes of the live async allocations
+//                 (rounding), external = reserved - used (free space inside the pools);
+//   VMM           physical memory (cuMemCreate) - the part of it mapped anywhere (cuMemMap);
+//   failures      whether the request would have fit in free + the pools' unused memory. Whether it would
+//                 have fit in the largest free block, and TensorFlow's 1 - largest free / total free, need
+//                 the block layout: the driver reports neither for pools or the device, so they are
+//                 unknown until the trace records a heap's sub-allocations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analyzer/replay/replay.h"
+#include "analyzer/report/site_ranking.h"
+
+namespace gpumemtrace::report {
+
+struct FailureFit {
+  const replay::Failure* failure = nullptr;
+  uint64_t pool_reserved_bytes = 0;
+  uint64_t pool_used_bytes = 0;
+  uint64_t external_bytes = 0;              // reserved - used
+  std::optional<uint64_t> internal_bytes;  // used - live async bytes; none without PoolUsage records
+  bool fits_free_plus_unused = false;
+};
+
+struct DeviceFragmentation {
+  std::optional<int32_t> device;  // none: pools whose device the trace never said
+  std::vector<replay::PoolState> pools;
+  uint64_t vmm_physical_bytes = 0;  // at the end of the trace
+  uint64_t vmm_mapped_bytes = 0;
+  uint64_t vmm_physical_at_peak = 0;
+  uint64_t vmm_mapped_at_peak = 0;
+  std::vector<FailureFit> failures;  // out-of-memory failures on the device
+};
+
+std::vector<DeviceFragmentation> fragmentation(const replay::Replay& replay, const SiteFilter& filter);
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,71 @@
+#include "analyzer/report/oom_diagnosis.h"
+
+namespace gpumemtrace::report {
+
+std::string_view verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::TooLarge:
+      return "too-large";
+    case Verdict::PoolCache:
+      return "pool-cache";
+    case Verdict::OtherProcesses:
+      return "other-processes";
+    case Verdict::Growth:
+      return "growth";
+    default:
+      return "live-set";
+  }
+}
+
+namespace {
+
+uint64_t live_at_failure(const replay::Failure& failure, replay::SiteId site) {
+  for (const replay::SiteShare& share : failure.live_set)
+    if (share.site == site) return share.bytes;
+  return 0;
+}
+
+}  // namespace
+
+OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failure,
+                      const std::vector<Growth>& growth) {
+  OomDiagnosis d;
+  const uint64_t requested = failure.requested_bytes;
+  const uint64_t free = failure.device_free;
+  const uint64_t total = failure.device_total;
+  d.device_known = total != 0;
+  d.shortfall_bytes = requested > free ? requested - free : 0;
+  for (const replay::PoolState& pool : failure.pools) {
+    d.pool_reserved_bytes += pool.reserved_bytes;
+    d.pool_used_bytes += pool.used_bytes;
+    if (pool.reserved_bytes > pool.used_bytes) d.pool_unused_bytes += pool.reserved_bytes - pool.used_bytes;
+  }
+  d.held_bytes = failure.live_bytes + d.pool_unused_bytes;
+  if (d.device_known && total > free + d.held_bytes) d.others_bytes = total - free - d.held_bytes;
+
+  for (const Growth& g : growth) {
+    if (replay.sites()[g.site].account != failure.account) continue;
+    uint64_t held = live_at_failure(failure, g.site);
+    if (held > 0 && held >= d.shortfall_bytes) {
+      d.growth = g;
+      d.growth_live_bytes = held;
+      break;
+    }
+  }
+
+  if (d.device_known && requested > total) {
+    d.verdict = Verdict::TooLarge;
+  } else if (d.pool_unused_bytes > 0 && requested <= free + d.pool_unused_bytes) {
+    d.verdict = Verdict::PoolCache;
+  } else if (d.device_known && d.others_bytes >= d.held_bytes && d.others_bytes * 20 >= total &&
+             requested <= free + d.others_bytes) {
+    d.verdict = Verdict::OtherProcesses;
+  } else if (d.growth) {
+    d.verdict = Verdict::Growth;
+  } else {
+    d.verdict = Verdict::LiveSet;
+  }
+  return d;
+}
+
+}  // namespace gpumemtrace::report

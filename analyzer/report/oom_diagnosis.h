@@ -1,0 +1,41 @@
+// Why an allocation ran out of memory, from the evidence in the trace (DESIGN.md §6, issue 4). The checks
+// go in this order and the first that holds is the verdict:
+//   too large        the request alone is more than the device's total memory;
+//   pool cache       memory pools held unused memory, and free + that unused memory would have fit it;
+//   other processes  others held (total - free - what this process held) at least as much as this
+//                    process and at least 5% of the device, and free + that would have fit it;
+//   growth           a growing stack of the device held at least the shortfall (requested - free);
+//   live set         otherwise: this process's own live memory is simply too big.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/replay/replay.h"
+#include "analyzer/report/growth.h"
+
+namespace gpumemtrace::report {
+
+enum class Verdict : uint8_t { TooLarge, PoolCache, OtherProcesses, Growth, LiveSet };
+
+std::string_view verdict_name(Verdict verdict);  // "too-large", "pool-cache", ...
+
+struct OomDiagnosis {
+  Verdict verdict = Verdict::LiveSet;
+  bool device_known = false;    // free and total are known
+  uint64_t shortfall_bytes = 0;  // requested - free
+  uint64_t pool_reserved_bytes = 0;  // summed over the PoolUsage records of the failure
+  uint64_t pool_used_bytes = 0;
+  uint64_t pool_unused_bytes = 0;
+  uint64_t held_bytes = 0;      // this process: its live memory plus what its pools held unused
+  uint64_t others_bytes = 0;    // total - free - held, when the device is known
+  std::optional<Growth> growth;  // the growing stack behind a Growth verdict
+  uint64_t growth_live_bytes = 0;  // what that stack held at the failure
+};
+
+OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failure,
+                      const std::vector<Growth>& growth);
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,188 @@
+#include "analyzer/symbolize/symbolizer.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "analyzer/symbolize/demangle.h"
+
+namespace gpumemtrace::symbolize {
+
+namespace {
+
+char* g_debuginfo_path = nullptr;  // the default search path (beside the file, /usr/lib/debug)
+
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &g_debuginfo_path,
+};
+
+std::string hex(std::string_view bytes) {
+  std::string out;
+  for (char byte : bytes) out += fmt::format("{:02x}", static_cast<uint8_t>(byte));
+  return out;
+}
+
+const char* string_attribute(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attribute;
+  return dwarf_formstring(dwarf_attr_integrate(die, name, &attribute));
+}
+
+// A function DIE's name: its linkage name demangled (it tells overloads and namespaces apart), else its
+// plain name; both looked up through DW_AT_abstract_origin and DW_AT_specification.
+std::string function_name(Dwarf_Die* die) {
+  for (unsigned name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (const char* linkage = string_attribute(die, name)) return demangle(linkage);
+  const char* plain = string_attribute(die, DW_AT_name);
+  return plain ? plain : "";
+}
+
+bool is_function_scope(Dwarf_Die* die) {
+  int tag = dwarf_tag(die);
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
+}
+
+uint64_t unsigned_attribute(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attribute;
+  Dwarf_Word value = 0;
+  if (dwarf_formudata(dwarf_attr(die, name, &attribute), &value) != 0) return 0;
+  return value;
+}
+
+}  // namespace
+
+struct Symbolizer::ModuleDebug {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;  // nullptr: not usable (missing, changed, not ELF)
+  Dwarf_Addr bias = 0;
+
+  ~ModuleDebug() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+Symbolizer::Symbolizer(const std::vector<replay::ModuleRef>& modules, Warn warn)
+    : modules_(modules), warn_(std::move(warn)) {
+  // Symbolization is offline: a DEBUGINFOD_URLS in the environment would send every module to a server.
+  unsetenv("DEBUGINFOD_URLS");
+}
+
+Symbolizer::~Symbolizer() = default;
+
+Symbolizer::ModuleDebug& Symbolizer::debug(uint32_t index) {
+  if (debug_.size() <= index) debug_.resize(index + 1);
+  if (debug_[index]) return *debug_[index];
+  debug_[index] = std::make_unique<ModuleDebug>();
+  ModuleDebug& debug = *debug_[index];
+  const replay::ModuleRef& ref = modules_[index];
+  if (ref.path.empty() || ref.path.front() != '/') return debug;  // linux-vdso.so.1 and the like: no file
+
+  debug.dwfl = dwfl_begin(&kOfflineCallbacks);
+  Dwfl_Module* module = debug.dwfl ? dwfl_report_elf(debug.dwfl, ref.path.c_str(), ref.path.c_str(), -1, 0, true)
+                                   : nullptr;
+  if (debug.dwfl) dwfl_report_end(debug.dwfl, nullptr, nullptr);
+  if (!module) {
+    warn_(fmt::format("cannot read {} ({}): its frames are shown as module+offset", ref.path, dwfl_errmsg(-1)));
+    return debug;
+  }
+  if (!ref.build_id.empty()) {
+    const unsigned char* bits = nullptr;
+    GElf_Addr where = 0;
+    int length = dwfl_module_build_id(module, &bits, &where);
+    std::string_view on_disk = length > 0 ? std::string_view(reinterpret_cast<const char*>(bits), length) : "";
+    if (on_disk != ref.build_id) {
+      warn_(fmt::format("{} has changed since the trace was recorded (build id {}, recorded {}): its frames are "
+                        "shown as module+offset",
+                        ref.path, on_disk.empty() ? "none" : hex(on_disk), hex(ref.build_id)));
+      return debug;
+    }
+  }
+  if (!dwfl_module_getelf(module, &debug.bias)) return debug;
+  debug.module = module;
+  return debug;
+}
+
+const std::vector<Frame>& Symbolizer::frames(replay::FrameRef frame) {
+  auto it = cache_.find(frame);
+  if (it == cache_.end()) it = cache_.emplace(frame, lookup(frame)).first;
+  return it->second;
+}
+
+std::vector<Frame> Symbolizer::stack(std::span<const replay::FrameRef> refs) {
+  std::vector<Frame> out;
+  for (replay::FrameRef ref : refs) {
+    const std::vector<Frame>& frames = this->frames(ref);
+    out.insert(out.end(), frames.begin(), frames.end());
+  }
+  return out;
+}
+
+std::vector<Frame> Symbolizer::lookup(replay::FrameRef ref) {
+  Frame bare;
+  bare.offset = ref.offset;
+  if (ref.module == replay::kNoModule) return {bare};
+  bare.module = modules_[ref.module].path;
+  ModuleDebug& debug = this->debug(ref.module);
+  if (!debug.module) return {bare};
+
+  Dwarf_Addr address = ref.offset + debug.bias;
+  GElf_Off symbol_offset = 0;
+  GElf_Sym symbol;
+  if (const char* name = dwfl_module_addrinfo(debug.module, address, &symbol_offset, &symbol, nullptr, nullptr,
+                                              nullptr))
+    bare.function = demangle(name);
+
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(debug.module, address, &cu_bias);
+  if (!cu) return {bare};
+
+  // Where the address is: the line table gives the innermost source position.
+  std::string file;
+  int line = 0;
+  if (Dwfl_Line* source = dwfl_module_getsrc(debug.module, address)) {
+    if (const char* name = dwfl_lineinfo(source, nullptr, &line, nullptr, nullptr, nullptr)) file = name;
+  }
+  Dwarf_Files* files = nullptr;
+  size_t file_count = 0;
+  dwarf_getsrcfiles(cu, &files, &file_count);
+
+  // Each inlined scope is a frame at the current position; its call site is the position in the next one.
+  // dwarf_getscopes lists, after an inlined instance, the scopes of its abstract definition: the scopes
+  // that really contain the instance come from dwarf_getscopes_die on the instance.
+  std::vector<Frame> out;
+  Dwarf_Die* scopes = nullptr;
+  int scope_count = dwarf_getscopes(cu, address - cu_bias, &scopes);
+  for (int i = 0; i < scope_count; ++i) {
+    Dwarf_Die* scope = &scopes[i];
+    if (!is_function_scope(scope)) continue;
+    Frame frame = bare;
+    frame.function = function_name(scope);
+    if (frame.function.empty()) frame.function = bare.function;
+    frame.file = file;
+    frame.line = static_cast<uint32_t>(std::max(line, 0));
+    bool inlined = dwarf_tag(scope) == DW_TAG_inlined_subroutine;
+    frame.inlined = inlined;
+    out.push_back(std::move(frame));
+    if (!inlined) break;
+    uint64_t call_file = unsigned_attribute(scope, DW_AT_call_file);
+    const char* name = files && call_file < file_count ? dwarf_filesrc(files, call_file, nullptr, nullptr) : nullptr;
+    file = name ? name : "";
+    line = static_cast<int>(unsigned_attribute(scope, DW_AT_call_line));
+    Dwarf_Die instance = *scope;
+    free(scopes);
+    scopes = nullptr;
+    scope_count = dwarf_getscopes_die(&instance, &scopes);
+    i = 0;  // scopes[0] is the instance itself
+  }
+  free(scopes);
+  if (out.empty()) out.push_back(std::move(bare));  // no function DIE here (startup code): the ELF symbol
+  return out;
+}
+
+}  // namespace gpumemtrace::symbolize

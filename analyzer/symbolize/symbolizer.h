@@ -1,0 +1,49 @@
+// Symbolizes the replay's stacks offline with elfutils (libdwfl/libdw), from the module map recorded in
+// the trace: function (demangled), file, line and inlined calls where the module on disk has debug
+// information (in the file, beside it through .gnu_debuglink, or under /usr/lib/debug by build id),
+// else the ELF symbol, else module + offset. A module whose file is gone or no longer has the recorded
+// build id is not trusted: one warning, and its frames are module + offset. Never touches the network:
+// debuginfod is turned off for the process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/replay/stack_table.h"
+#include "analyzer/symbolize/frame.h"
+
+namespace gpumemtrace::symbolize {
+
+class Symbolizer {
+ public:
+  using Warn = std::function<void(std::string_view message)>;
+
+  // `modules` must outlive the symbolizer (the replay's StackTable owns them).
+  Symbolizer(const std::vector<replay::ModuleRef>& modules, Warn warn);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // The frames of one return address: inlined calls first. Cached per address.
+  const std::vector<Frame>& frames(replay::FrameRef frame);
+  // A whole stack, innermost first.
+  std::vector<Frame> stack(std::span<const replay::FrameRef> frames);
+
+ private:
+  struct ModuleDebug;
+  ModuleDebug& debug(uint32_t module);
+  std::vector<Frame> lookup(replay::FrameRef frame);
+
+  const std::vector<replay::ModuleRef>& modules_;
+  Warn warn_;
+  std::vector<std::unique_ptr<ModuleDebug>> debug_;  // by module index, opened when first needed
+  std::map<replay::FrameRef, std::vector<Frame>> cache_;
+};
+
+}  // namespace gpumemtrace::symbolize
