@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "tests/analyzer/decode_helpers.h"
-#include "tests/analyzer/temp_files.h"
+#include "tests/support/temp_files.h"
 #include "tests/support/subprocess.h"
 
 namespace gpumemtrace::test {

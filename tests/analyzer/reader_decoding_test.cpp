@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/analyzer/decode_helpers.h"
-#include "tests/analyzer/temp_files.h"
+#include "tests/support/temp_files.h"
 
 namespace gpumemtrace::test {
 namespace {

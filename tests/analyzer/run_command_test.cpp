@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "tests/analyzer/temp_files.h"
+#include "tests/support/temp_files.h"
 #include "tests/support/subprocess.h"
 
 namespace gpumemtrace::test {

@@ -2,7 +2,7 @@
 // with every kind of figure.
 #include <gtest/gtest.h>
 
-#include "tests/analyzer/temp_files.h"
+#include "tests/support/temp_files.h"
 #include "tests/analyzer/trace_builder.h"
 #include "tests/support/subprocess.h"
 

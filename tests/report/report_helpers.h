@@ -6,7 +6,7 @@
 #include <string>
 
 #include "analyzer/report/analysis.h"
-#include "tests/analyzer/temp_files.h"
+#include "tests/support/temp_files.h"
 #include "tests/analyzer/trace_builder.h"
 
 namespace gpumemtrace::test {

@@ -2,40 +2,20 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <stdexcept>
+#include <memory>
+#include <vector>
+
+#include "tests/support/temp_files.h"
 
 namespace gpumemtrace::test {
 
 std::string preload_library() { return lib_dir() + "/libgpumemtrace.so"; }
 
-namespace {
-
-// Every directory a test made, removed when the test program ends.
-class TempDirs {
- public:
-  ~TempDirs() {
-    for (const auto& dir : dirs_) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  }
-  void add(const std::string& dir) { dirs_.push_back(dir); }
-
- private:
-  std::vector<std::string> dirs_;
-};
-TempDirs g_temp_dirs;
-
-}  // namespace
-
 std::string make_temp_dir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/gpumemtrace-test-XXXXXX";
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  g_temp_dirs.add(pattern);
-  return pattern;
+  // Kept until the test program ends, then removed with everything in it.
+  static std::vector<std::unique_ptr<ScratchDir>> dirs;
+  dirs.push_back(std::make_unique<ScratchDir>());
+  return dirs.back()->path();
 }
 
 bool file_exists(const std::string& path) {

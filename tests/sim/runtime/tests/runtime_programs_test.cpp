@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ using gpumemtrace::test::EnvChanges;
 using gpumemtrace::test::ProcessResult;
 using gpumemtrace::test::read_file;
 using gpumemtrace::test::run_process;
+using gpumemtrace::test::ScratchDir;
 using gpumemtrace::test::sim_dir;
 using gpumemtrace::test::sim_env;
 using gpumemtrace::test::test_data_dir;
@@ -111,12 +113,8 @@ Fields values(const std::string& out) {
 
 // A directory of its own, removed at the end of the test.
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sim_runtime_XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
+  ScratchDir dir;
+  fs::path path{dir.path()};
   // A folder holding only our libcudart.so.13 (and, optionally, `driver` as libcuda.so.1).
   std::string runtime_only(const std::string& driver = "") const {
     fs::create_symlink(sim_dir() + "/libcudart.so.13", path / "libcudart.so.13");

@@ -1,4 +1,4 @@
-// Scratch files for the analyzer's tests, under gtest's temporary directory.
+// Scratch directories and files for tests, under gtest's temporary directory.
 #pragma once
 
 #include <gtest/gtest.h>
