@@ -59,6 +59,11 @@ bool MappedFileSink::grow(size_t bytes) {
     error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
     return false;
   }
+#ifdef MADV_POPULATE_WRITE
+  // Fault the new pages in now, in one call, rather than one by one while records are written under the
+  // recorder's lock (older kernels refuse the advice; the pages then fault in as they are written).
+  madvise(mapped, new_capacity - capacity_, MADV_POPULATE_WRITE);
+#endif
   capacity_ = new_capacity;
   failed_ = false;
   return true;

@@ -13,6 +13,7 @@
 #include "interpose/config.h"
 #include "interpose/debug_log.h"
 #include "interpose/module_map.h"
+#include "interpose/spinning_mutex.h"
 #include "interpose/stack_capture.h"
 #include "interpose/stack_trie.h"
 #include "interpose/trace_writer.h"
@@ -62,13 +63,18 @@ class Recorder {
   bool is_root() const { return getpid() == config_.root_pid; }
 
   // Runs `write` with the writer ready and this thread's records attributed; `frames` are interned first.
+  // What needs no lock (the clock, the stack's hash) is done before taking it.
   template <typename Write>
   void record(const uintptr_t* frames, size_t depth, Write&& write) {
+    uint64_t hash = StackTrie::hash(frames, depth);
+    uint64_t now = monotonic_ns();
     std::lock_guard lock(mutex_);
     if (!ready_locked()) return;
     attribute_thread_locked();
-    uint64_t stack = intern_locked(frames, depth);
+    uint64_t stack = intern_locked(frames, depth, hash);
+    writer_.set_event_time(now);
     write(writer_, stack);
+    writer_.set_event_time(0);
     if (writer_.failed()) fail_locked();
   }
 
@@ -147,7 +153,7 @@ class Recorder {
     }
   }
 
-  uint64_t intern_locked(const uintptr_t* frames, size_t depth) {
+  uint64_t intern_locked(const uintptr_t* frames, size_t depth, uint64_t hash) {
     bool checked = false, reset = false;
     auto new_node = [&](uint64_t parent, uint64_t ip) {
       if (!checked) {
@@ -156,7 +162,7 @@ class Recorder {
       }
       writer_.stack_node(parent, ip);
     };
-    uint64_t stack = trie_.intern(frames, depth, new_node);
+    uint64_t stack = trie_.intern(frames, depth, hash, new_node);
     if (reset) {
       // A library was unloaded: cached addresses may now mean other code, so the trie starts over.
       trie_.clear();
@@ -215,7 +221,7 @@ class Recorder {
   Config config_;
   long pid_ = 0;  // the process this recorder writes for
   std::string path_;
-  std::mutex mutex_;
+  SpinningMutex mutex_;
   State state_ = State::Off;
   TraceWriter writer_;
   StackTrie trie_;

@@ -1,5 +1,6 @@
 #include "interpose/stack_capture.h"
 
+#include "interpose/fast_unwind.h"
 #include "interpose/module_map.h"
 
 #define UNW_LOCAL_ONLY
@@ -27,13 +28,15 @@ const AddressRange& tracer_range() {
 
 size_t capture_stack(uintptr_t* out, size_t max_depth) {
   const AddressRange& own = tracer_range();
-  void* frames[kMaxStackDepth + 16];
+  uintptr_t frames[kMaxStackDepth + 16];
   size_t want = max_depth + 16 < kMaxStackDepth + 16 ? max_depth + 16 : kMaxStackDepth + 16;
-  int n = unw_backtrace(frames, static_cast<int>(want));
+  long n = fast_backtrace(frames, want);
+  // libunwind for stacks the fast walker does not understand (signal frames, code without unwind tables).
+  if (n < 0) n = unw_backtrace(reinterpret_cast<void**>(frames), static_cast<int>(want));
   size_t count = 0;
   // The tracer's frames are dropped wherever they are: on top, and where a runtime hook called the runtime.
-  for (int i = 0; i < n && count < max_depth; ++i) {
-    auto ip = reinterpret_cast<uintptr_t>(frames[i]);
+  for (long i = 0; i < n && count < max_depth; ++i) {
+    uintptr_t ip = frames[i];
     if (ip >= own.low && ip < own.high) continue;
     out[count++] = ip - 1;
   }

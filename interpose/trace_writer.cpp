@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <cstring>
+#include <utility>
 
 namespace gpumemtrace::interpose {
 
@@ -75,7 +76,7 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
 }
 
 void TraceWriter::advance_time() {
-  uint64_t now = monotonic_ns();
+  uint64_t now = event_time_ns_ ? std::exchange(event_time_ns_, 0) : monotonic_ns();
   if (now < last_time_ns_ + format::kTimeGranularityNs) return;
   if (Record r{sink_, 1 + kV}) {
     r.u(now - last_time_ns_).finish(token(Token::Time));

@@ -70,6 +70,10 @@ class TraceWriter {
   void abandon() { sink_.abandon(); }
   void sync() { sink_.sync(); }
 
+  // The time of the next event, read by the caller before it took the lock that orders the records (0:
+  // the writer reads the clock itself). A time before the last Time record written counts as that one.
+  void set_event_time(uint64_t now_ns) { event_time_ns_ = now_ns; }
+
   uint64_t events() const { return events_; }
   uint64_t bytes() const { return sink_.size(); }
 
@@ -80,6 +84,7 @@ class TraceWriter {
 
   MappedFileSink sink_;
   uint64_t last_time_ns_ = 0;  // the time the reader will have reached
+  uint64_t event_time_ns_ = 0;
   uint64_t last_address_ = 0;
   int device_ = -1;            // the reader's current device
   std::vector<uint64_t> last_size_by_stack_;  // indexed by stack id: sizes are deltas per call site

@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libunwind-dev libfmt-dev libzstd-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev
+  heaptrack zstd  # bench/run.sh measures gpumemtrace against heaptrack
 )
 
 missing=()

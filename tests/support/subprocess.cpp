@@ -12,36 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-extern char** environ;
-
 namespace gpumemtrace::test {
-
-namespace {
-
-std::vector<std::string> build_environment(const EnvChanges& changes) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string entry(*e);
-    size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  for (const auto& [name, value] : changes) {
-    if (value) env[name] = *value;
-    else env.erase(name);
-  }
-  std::vector<std::string> out;
-  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
-  return out;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-}  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges& env) {
   int out_pipe[2], err_pipe[2];
@@ -53,7 +24,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
 
   std::vector<std::string> args = argv;
-  std::vector<std::string> envs = build_environment(env);
+  std::vector<std::string> envs = environment_with(env);
   auto c_args = c_strings(args);
   auto c_envs = c_strings(envs);
   pid_t pid = 0;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/environment.h"
+
 namespace gpumemtrace::test {
 
 struct ProcessResult {
@@ -16,7 +18,7 @@ struct ProcessResult {
 };
 
 // Environment changes on top of the test's own environment: a value sets, nullopt removes.
-using EnvChanges = std::map<std::string, std::optional<std::string>>;
+using EnvChanges = gpumemtrace::EnvChanges;
 
 ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges& env = {});
 

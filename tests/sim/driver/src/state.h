@@ -2,6 +2,8 @@
 // pools, arrays) and the helpers every entry point uses. See tests/sim/README.md for the behaviour.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -29,6 +31,28 @@ inline uint64_t round_up(uint64_t value, uint64_t align) {
 }
 
 struct Device;
+
+// A mutex whose waiters spin briefly before sleeping (glibc's adaptive mutex): the device's critical
+// sections are short, and many threads allocating at once should not turn every call into a context
+// switch, which would dwarf what the simulated driver is standing in for.
+class DeviceMutex {
+ public:
+  DeviceMutex() {
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&mutex_, &attributes);
+    pthread_mutexattr_destroy(&attributes);
+  }
+  DeviceMutex(const DeviceMutex&) = delete;
+  DeviceMutex& operator=(const DeviceMutex&) = delete;
+  ~DeviceMutex() { pthread_mutex_destroy(&mutex_); }
+  void lock() { pthread_mutex_lock(&mutex_); }
+  void unlock() { pthread_mutex_unlock(&mutex_); }
+
+ private:
+  pthread_mutex_t mutex_;
+};
 
 // Every handle starts with a tag that is cleared when it is destroyed (handle memory is never returned to the heap,
 // so a stale handle reads as invalid instead of crashing).
@@ -95,7 +119,7 @@ struct Device {
   uint64_t arena_size = 0;
   CUctx_st primary;      // the primary context's handle never changes
 
-  std::mutex mu;         // guards everything below, and every pool of the device
+  DeviceMutex mu;        // guards everything below, and every pool of the device
   uint64_t used = 0;     // device memory held by this process (allocations, pool chunks, VMM handles)
   std::pmr::unsynchronized_pool_resource resource;
   RangeAllocator arena{&resource};

@@ -1,0 +1,56 @@
+// The capture benchmark: the CUDA workload plain, under libgpumemtrace.so with and without stacks, and the
+// malloc workload of the same shape plain and under heaptrack. Reports per-event cost and trace size.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/runner/build_layout.h"
+
+namespace gpumemtrace::bench {
+
+struct CaptureCase {
+  std::string shape;  // "loop", "loop-sizes" or "mixed" (bench/workload/workload_shape.h)
+  unsigned threads = 1;
+};
+
+struct CaptureSettings {
+  uint64_t pairs = 1'000'000;
+  unsigned depth = 20;
+  unsigned repeats = 7;
+  std::string heaptrack;  // the heaptrack command, empty to leave it out
+  std::string work_dir;   // traces go here
+};
+
+// Median CPU seconds of the whole process tree, and the size of the trace the last run left.
+struct ToolRun {
+  double cpu_seconds = 0;
+  uint64_t trace_bytes = 0;
+};
+
+struct CaptureResult {
+  CaptureCase workload;
+  uint64_t events = 0;  // allocations + frees
+  ToolRun cuda_plain;
+  ToolRun traced;           // libgpumemtrace.so, full native stacks
+  ToolRun traced_no_stacks; // GPUMEMTRACE_STACKS=0
+  ToolRun malloc_plain;
+  std::optional<ToolRun> heaptrack;
+
+  // (with tool − without) / events, in nanoseconds.
+  double ns_per_event(const ToolRun& with, const ToolRun& without) const {
+    return (with.cpu_seconds - without.cpu_seconds) * 1e9 / static_cast<double>(events);
+  }
+  double traced_ns() const { return ns_per_event(traced, cuda_plain); }
+  double traced_no_stacks_ns() const { return ns_per_event(traced_no_stacks, cuda_plain); }
+  std::optional<double> heaptrack_ns() const {
+    if (!heaptrack) return std::nullopt;
+    return ns_per_event(*heaptrack, malloc_plain);
+  }
+};
+
+CaptureResult run_capture_case(const BuildLayout& build, const CaptureSettings& settings, const CaptureCase& workload);
+
+}  // namespace gpumemtrace::bench

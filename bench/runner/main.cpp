@@ -1,0 +1,153 @@
+// bench_runner: the benchmarks of docs/benchmarks.md. Run it through bench/run.sh, which builds a Release
+// tree first. Prints Markdown tables of per-event capture cost, trace size and analyzer speed and memory,
+// side by side with heaptrack, and whether each target of DESIGN.md §7 is met.
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/runner/analyzer_bench.h"
+#include "bench/runner/build_layout.h"
+#include "bench/runner/capture_bench.h"
+#include "bench/runner/report.h"
+
+using namespace gpumemtrace::bench;
+
+namespace {
+
+struct Options {
+  uint64_t pairs = 1'000'000;
+  unsigned depth = 20;
+  unsigned threads = 8;
+  unsigned repeats = 7;
+  unsigned analyzer_repeats = 3;
+  std::vector<uint64_t> analyzer_events{1'000'000, 10'000'000, 100'000'000};
+  bool heaptrack = true;
+  bool capture = true;
+  bool analyzer = true;
+  std::string work_dir;
+  std::string tracer;
+};
+
+[[noreturn]] void usage(const char* message) {
+  fmt::print(stderr,
+             "bench_runner: {}\n"
+             "usage: bench_runner [--quick] [--pairs N] [--depth D] [--threads T] [--repeats R]\n"
+             "                    [--analyzer-events N,N,...] [--analyzer-repeats R] [--no-heaptrack]\n"
+             "                    [--only capture|analyzer] [--work-dir DIR] [--tracer LIBGPUMEMTRACE_SO]\n"
+             "Numbers take K and M suffixes (10M = 10,000,000).\n",
+             message);
+  std::exit(2);
+}
+
+uint64_t parse_count(std::string_view text) {
+  uint64_t scale = 1;
+  if (!text.empty() && (text.back() == 'M' || text.back() == 'K')) {
+    scale = text.back() == 'M' ? 1'000'000 : 1'000;
+    text.remove_suffix(1);
+  }
+  char* end = nullptr;
+  std::string digits(text);
+  uint64_t value = std::strtoull(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || value == 0) usage("expected a positive count");
+  return value * scale;
+}
+
+std::vector<uint64_t> parse_counts(std::string_view text) {
+  std::vector<uint64_t> out;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    out.push_back(parse_count(text.substr(0, comma)));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return out;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view flag = argv[i];
+    auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) usage("missing value");
+      return argv[++i];
+    };
+    if (flag == "--quick") {
+      // Proves the benchmark runs, in seconds; its numbers mean little.
+      options.pairs = 20'000;
+      options.repeats = 1;
+      options.analyzer_repeats = 1;
+      options.analyzer_events = {200'000};
+    } else if (flag == "--pairs") {
+      options.pairs = parse_count(value());
+    } else if (flag == "--depth") {
+      options.depth = static_cast<unsigned>(parse_count(value()));
+    } else if (flag == "--threads") {
+      options.threads = static_cast<unsigned>(parse_count(value()));
+    } else if (flag == "--repeats") {
+      options.repeats = static_cast<unsigned>(parse_count(value()));
+    } else if (flag == "--analyzer-repeats") {
+      options.analyzer_repeats = static_cast<unsigned>(parse_count(value()));
+    } else if (flag == "--analyzer-events") {
+      options.analyzer_events = parse_counts(value());
+    } else if (flag == "--no-heaptrack") {
+      options.heaptrack = false;
+    } else if (flag == "--only") {
+      std::string_view which = value();
+      if (which != "capture" && which != "analyzer") usage("--only takes capture or analyzer");
+      options.capture = which == "capture";
+      options.analyzer = which == "analyzer";
+    } else if (flag == "--work-dir") {
+      options.work_dir = value();
+    } else if (flag == "--tracer") {
+      options.tracer = value();
+    } else {
+      usage("unknown option");
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_options(argc, argv);
+  BuildLayout build = this_build();
+  build.tracer_override = options.tracer;
+  std::string heaptrack, heaptrack_print;
+  if (options.heaptrack) {
+    heaptrack = find_on_path("heaptrack");
+    heaptrack_print = find_on_path("heaptrack_print");
+    if (heaptrack.empty() || heaptrack_print.empty()) {
+      fmt::print("heaptrack or heaptrack_print is not installed: measuring gpumemtrace alone\n\n");
+      heaptrack.clear();
+    }
+  }
+  if (options.work_dir.empty()) options.work_dir = build.bin_dir + "/../bench-work";
+  std::filesystem::create_directories(options.work_dir);
+
+  try {
+    std::vector<CaptureResult> capture;
+    if (options.capture) {
+      CaptureSettings settings{options.pairs, options.depth, options.repeats, heaptrack, options.work_dir};
+      for (CaptureCase workload : {CaptureCase{"loop", 1}, CaptureCase{"loop-sizes", 1}, CaptureCase{"mixed", 1},
+                                   CaptureCase{"loop", options.threads}})
+        capture.push_back(run_capture_case(build, settings, workload));
+      print_capture_table(capture, options.depth, options.repeats);
+    }
+    std::vector<AnalyzerResult> analyzer;
+    if (options.analyzer) {
+      AnalyzerSettings settings{options.analyzer_repeats, options.depth, heaptrack, heaptrack_print, options.work_dir};
+      for (uint64_t events : options.analyzer_events) analyzer.push_back(run_analyzer_case(build, settings, events));
+      print_analyzer_table(analyzer, analyzer_command(build), options.analyzer_repeats);
+    }
+    print_targets(capture, analyzer);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "bench_runner: {}\n", error.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,17 @@
+// Prints the benchmark's results as Markdown tables (pasted as is into docs/benchmarks.md), then the
+// targets of DESIGN.md §7 with met / not met.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/runner/analyzer_bench.h"
+#include "bench/runner/capture_bench.h"
+
+namespace gpumemtrace::bench {
+
+void print_capture_table(const std::vector<CaptureResult>& results, unsigned depth, unsigned repeats);
+void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std::string& command, unsigned repeats);
+void print_targets(const std::vector<CaptureResult>& capture, const std::vector<AnalyzerResult>& analyzer);
+
+}  // namespace gpumemtrace::bench
