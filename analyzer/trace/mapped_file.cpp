@@ -45,6 +45,14 @@ MappedFile::MappedFile(const std::string& path) {
   ::close(fd);
 }
 
+void MappedFile::release_before(size_t offset) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t end = offset / page * page;
+  if (!data_ || end <= released_) return;
+  madvise(const_cast<uint8_t*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
+}
+
 MappedFile::~MappedFile() {
   if (data_) munmap(const_cast<uint8_t*>(data_), size_);
 }

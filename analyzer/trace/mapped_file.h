@@ -19,9 +19,14 @@ class MappedFile {
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
 
+  // Drops the pages before `offset` from this process's memory; reading them again faults them back in
+  // from the file. Keeps a long sequential read's RSS flat instead of growing with the file.
+  void release_before(size_t offset);
+
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  size_t released_ = 0;
 };
 
 }  // namespace gpumemtrace::trace

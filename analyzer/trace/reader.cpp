@@ -114,6 +114,11 @@ const Record* Reader::accept(const FieldCursor& cursor, bool is_event) {
   record_offset_ = offset_of(pos_);
   pos_ = cursor.position();
   stop_offset_ = offset_of(pos_);
+  if (file_ && stop_offset_ >= next_release_) {
+    // Strings of earlier records stay valid: their pages come back from the file if read again.
+    file_->release_before(record_offset_);
+    next_release_ = stop_offset_ + kReleaseStep;
+  }
   ++records_;
   events_ += is_event;
   return &record_;
