@@ -92,7 +92,7 @@ class Reader {
   std::string error_;
   uint64_t record_offset_ = 0;
   uint64_t stop_offset_ = 0;
-  static constexpr uint64_t kReleaseStep = uint64_t{32} << 20;  // how often read pages are given back
+  static constexpr uint64_t kReleaseStep = uint64_t{8} << 20;   // how often read pages are given back
   uint64_t next_release_ = kReleaseStep;
   uint64_t records_ = 0;
   uint64_t events_ = 0;
