@@ -36,8 +36,6 @@ Fn real(DriverFn fn) {
   return reinterpret_cast<Fn>(real_driver_function(fn));
 }
 
-bool tracing() { return tracing_active(); }
-
 uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // Inside a runtime hook, the driver call that carries the runtime call's own allocation is recorded under
@@ -181,7 +179,7 @@ GMT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   auto fn = real<decltype(&cuMemAlloc_v2)>(DriverFn::MemAlloc);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(dptr, bytesize);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAlloc, current_device(), *dptr, bytesize);
   else on_alloc_failed(Api::cuMemAlloc, current_device(), bytesize, rc);
   return rc;
@@ -192,7 +190,7 @@ GMT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t 
   auto fn = real<decltype(&cuMemAllocPitch_v2)>(DriverFn::MemAllocPitch);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(dptr, pitch, width, height, element_size);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocPitch, current_device(), *dptr, *pitch * height);
   else on_alloc_failed(Api::cuMemAllocPitch, current_device(), width * height, rc);
   return rc;
@@ -201,7 +199,7 @@ GMT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t 
 GMT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   auto fn = real<decltype(&cuMemFree_v2)>(DriverFn::MemFree);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing() || dptr == 0) return fn(dptr);
+  if (!tracing_active() || dptr == 0) return fn(dptr);
   on_free(Api::cuMemFree, dptr);
   CUresult rc = fn(dptr);
   on_free_result(Api::cuMemFree, dptr, rc);
@@ -212,7 +210,7 @@ GMT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsign
   auto fn = real<decltype(&cuMemAllocManaged)>(DriverFn::MemAllocManaged);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(dptr, bytesize, flags);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocManaged, current_device(), *dptr, bytesize);
   else on_alloc_failed(Api::cuMemAllocManaged, current_device(), bytesize, rc);
   return rc;
@@ -224,7 +222,7 @@ GMT_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flag
   auto fn = real<decltype(&cuMemHostAlloc)>(DriverFn::MemHostAlloc);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(pp, bytesize, flags);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemHostAlloc, -1, as_u64(*pp), bytesize);
   else on_alloc_failed(Api::cuMemHostAlloc, -1, bytesize, rc);
   return rc;
@@ -234,7 +232,7 @@ GMT_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
   auto fn = real<decltype(&cuMemAllocHost_v2)>(DriverFn::MemAllocHost);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(pp, bytesize);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocHost, -1, as_u64(*pp), bytesize);
   else on_alloc_failed(Api::cuMemAllocHost, -1, bytesize, rc);
   return rc;
@@ -243,7 +241,7 @@ GMT_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
 GMT_EXPORT CUresult cuMemFreeHost(void* p) {
   auto fn = real<decltype(&cuMemFreeHost)>(DriverFn::MemFreeHost);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing() || !p) return fn(p);
+  if (!tracing_active() || !p) return fn(p);
   on_free(Api::cuMemFreeHost, as_u64(p));
   CUresult rc = fn(p);
   on_free_result(Api::cuMemFreeHost, as_u64(p), rc);
@@ -258,7 +256,7 @@ CUresult alloc_async(DriverFn which, CUdeviceptr* dptr, size_t bytesize, CUstrea
   auto fn = real<CUresult (*)(CUdeviceptr*, size_t, CUstream)>(which);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(dptr, bytesize, stream);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocAsync, current_device(), *dptr, bytesize, as_u64(stream));
   else on_alloc_failed(Api::cuMemAllocAsync, current_device(), bytesize, rc);
   return rc;
@@ -268,7 +266,7 @@ CUresult alloc_from_pool(DriverFn which, CUdeviceptr* dptr, size_t bytesize, CUm
   auto fn = real<CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream)>(which);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(dptr, bytesize, pool, stream);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   if (rc == CUDA_SUCCESS) {
     on_alloc(Api::cuMemAllocFromPoolAsync, current_device(), *dptr, bytesize, as_u64(stream), as_u64(pool));
   } else {
@@ -280,7 +278,7 @@ CUresult alloc_from_pool(DriverFn which, CUdeviceptr* dptr, size_t bytesize, CUm
 CUresult free_async(DriverFn which, CUdeviceptr dptr, CUstream stream) {
   auto fn = real<CUresult (*)(CUdeviceptr, CUstream)>(which);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing() || dptr == 0) return fn(dptr, stream);
+  if (!tracing_active() || dptr == 0) return fn(dptr, stream);
   on_free(Api::cuMemFreeAsync, dptr, as_u64(stream));
   CUresult rc = fn(dptr, stream);
   on_free_result(Api::cuMemFreeAsync, dptr, rc);
@@ -314,7 +312,7 @@ GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* pr
   auto fn = real<decltype(&cuMemPoolCreate)>(DriverFn::MemPoolCreate);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(pool, props);
-  if (rc == CUDA_SUCCESS && tracing()) {
+  if (rc == CUDA_SUCCESS && tracing_active()) {
     int device = props ? props->location.id : -1;
     g_created_pools.add(*pool, device);
     record_pool_create(as_u64(*pool), device);
@@ -325,7 +323,7 @@ GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* pr
 GMT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   auto fn = real<decltype(&cuMemPoolDestroy)>(DriverFn::MemPoolDestroy);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing()) {
+  if (tracing_active()) {
     g_created_pools.remove(pool);
     record_pool_destroy(as_u64(pool));
   }
@@ -336,7 +334,7 @@ GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep)
   auto fn = real<decltype(&cuMemPoolTrimTo)>(DriverFn::MemPoolTrimTo);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(pool, min_bytes_to_keep);
-  if (rc != CUDA_SUCCESS || !tracing()) return rc;
+  if (rc != CUDA_SUCCESS || !tracing_active()) return rc;
   cuuint64_t reserved = 0, used = 0;
   if (auto attribute = real<decltype(&cuMemPoolGetAttribute)>(DriverFn::MemPoolGetAttribute)) {
     attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
@@ -353,7 +351,7 @@ GMT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
   auto fn = real<decltype(&cuMemCreate)>(DriverFn::MemCreate);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(handle, size, prop, flags);
-  if (!tracing()) return rc;
+  if (!tracing_active()) return rc;
   int device = prop ? prop->location.id : -1;
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemCreate, device, *handle, size);
   else on_alloc_failed(Api::cuMemCreate, device, size, rc);
@@ -363,7 +361,7 @@ GMT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
 GMT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   auto fn = real<decltype(&cuMemRelease)>(DriverFn::MemRelease);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing()) return fn(handle);
+  if (!tracing_active()) return fn(handle);
   on_free(Api::cuMemRelease, handle);
   CUresult rc = fn(handle);
   on_free_result(Api::cuMemRelease, handle, rc);
@@ -375,14 +373,14 @@ GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
   auto fn = real<decltype(&cuMemMap)>(DriverFn::MemMap);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(ptr, size, offset, handle, flags);
-  if (rc == CUDA_SUCCESS && tracing()) record_mem_map(ptr, size, handle, offset);
+  if (rc == CUDA_SUCCESS && tracing_active()) record_mem_map(ptr, size, handle, offset);
   return rc;
 }
 
 GMT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   auto fn = real<decltype(&cuMemUnmap)>(DriverFn::MemUnmap);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing()) record_mem_unmap(ptr, size);
+  if (tracing_active()) record_mem_unmap(ptr, size);
   return fn(ptr, size);
 }
 
@@ -391,14 +389,14 @@ GMT_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t al
   auto fn = real<decltype(&cuMemAddressReserve)>(DriverFn::MemAddressReserve);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(ptr, size, alignment, addr, flags);
-  if (rc == CUDA_SUCCESS && tracing()) record_address_reserve(*ptr, size);
+  if (rc == CUDA_SUCCESS && tracing_active()) record_address_reserve(*ptr, size);
   return rc;
 }
 
 GMT_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   auto fn = real<decltype(&cuMemAddressFree)>(DriverFn::MemAddressFree);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing()) record_address_free(ptr, size);
+  if (tracing_active()) record_address_free(ptr, size);
   return fn(ptr, size);
 }
 
@@ -408,7 +406,7 @@ GMT_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
   auto fn = real<decltype(&cuMemGetInfo_v2)>(DriverFn::MemGetInfo);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(free_bytes, total_bytes);
-  if (rc == CUDA_SUCCESS && tracing() && free_bytes && total_bytes) {
+  if (rc == CUDA_SUCCESS && tracing_active() && free_bytes && total_bytes) {
     record_mem_info(current_device(), *free_bytes, *total_bytes);
   }
   return rc;
@@ -420,7 +418,7 @@ GMT_EXPORT CUresult cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTO
   auto fn = real<decltype(&cuArrayCreate_v2)>(DriverFn::ArrayCreate);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(handle, desc);
-  if (!tracing() || !desc) return rc;
+  if (!tracing_active() || !desc) return rc;
   size_t bytes = array_bytes(desc->Width, desc->Height, 1, desc->Format, desc->NumChannels);
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuArrayCreate, current_device(), as_u64(*handle), bytes);
   else on_alloc_failed(Api::cuArrayCreate, current_device(), bytes, rc);
@@ -431,7 +429,7 @@ GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCR
   auto fn = real<decltype(&cuArray3DCreate_v2)>(DriverFn::Array3DCreate);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(handle, desc);
-  if (!tracing() || !desc) return rc;
+  if (!tracing_active() || !desc) return rc;
   size_t bytes = array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels);
   if (rc == CUDA_SUCCESS) on_alloc(Api::cuArray3DCreate, current_device(), as_u64(*handle), bytes);
   else on_alloc_failed(Api::cuArray3DCreate, current_device(), bytes, rc);
@@ -441,7 +439,7 @@ GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCR
 GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
   auto fn = real<decltype(&cuArrayDestroy)>(DriverFn::ArrayDestroy);
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing() || !handle) return fn(handle);
+  if (!tracing_active() || !handle) return fn(handle);
   on_free(Api::cuArrayDestroy, as_u64(handle));
   CUresult rc = fn(handle);
   on_free_result(Api::cuArrayDestroy, as_u64(handle), rc);

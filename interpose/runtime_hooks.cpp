@@ -48,6 +48,10 @@ class RuntimeScope {
 
 uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
+// Where a fallback-recorded allocation lives: the current context's device, or none (pinned host memory).
+constexpr int kCurrentDevice = -2;
+constexpr int kHost = -1;
+
 // Calls an allocating runtime function; records it here only if the driver chain did not.
 // `result` reads the address and size out of the out-parameters after success.
 template <typename Call, typename Result>
@@ -57,11 +61,12 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
   RuntimeScope scope(api, requested, 0);
   cudaError_t rc = call();
   if (!scope.recorded()) {
+    if (device == kCurrentDevice) device = current_device();
     if (rc == cudaSuccess) {
       auto [address, size] = result();
-      record_alloc(api, device == -2 ? current_device() : device, address, size, stream, pool);
+      record_alloc(api, device, address, size, stream, pool);
     } else {
-      record_alloc_failed(api, device == -2 ? current_device() : device, requested, static_cast<uint64_t>(rc), 0, 0);
+      record_alloc_failed(api, device, requested, static_cast<uint64_t>(rc), 0, 0);
     }
   }
   return rc;
@@ -78,8 +83,6 @@ cudaError_t release(Api api, const void* ptr, Call&& call, uint64_t stream = 0) 
   return rc;
 }
 
-constexpr int kCurrentDevice = -2;
-constexpr int kHost = -1;
 
 struct Allocation {
   uint64_t address;
