@@ -4,17 +4,6 @@
 
 namespace gpumemtrace::replay {
 
-Category category_of(trace::MemoryKind kind) {
-  switch (kind) {
-    case trace::MemoryKind::Managed:
-      return Category::Managed;
-    case trace::MemoryKind::HostPinned:
-      return Category::HostPinned;
-    default:
-      return Category::Device;
-  }
-}
-
 namespace {
 
 std::unique_ptr<Account> new_account(Category category, int32_t device) {

@@ -17,7 +17,10 @@ namespace gpumemtrace::replay {
 inline constexpr size_t kMemoryKinds = 6;  // format::MemoryKind
 
 enum class Category : uint8_t { Device, Managed, HostPinned };
-Category category_of(trace::MemoryKind kind);
+inline Category category_of(trace::MemoryKind kind) {
+  if (kind == trace::MemoryKind::Managed) return Category::Managed;
+  return kind == trace::MemoryKind::HostPinned ? Category::HostPinned : Category::Device;
+}
 
 using AccountId = uint32_t;
 using SiteId = uint32_t;

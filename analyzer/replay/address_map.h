@@ -2,10 +2,14 @@
 // probing: a lookup is one probe run, and nothing is allocated except when the table doubles at 3/4 load,
 // so replaying an event costs O(1) and the table's size follows the live set, not the number of events.
 // Erasing shifts the following entries back instead of leaving tombstones, so churn never slows lookups.
+// A free slot holds the key kEmpty, so a slot is just key and value (24 bytes for a live allocation, where a
+// flag would pad it to 32): the table of a large live set then stays in cache longer. The one entry whose
+// key is kEmpty lives beside the table.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,45 +20,57 @@ class AddressMap {
  public:
   AddressMap() : slots_(kInitialCapacity) {}
 
-  size_t size() const { return size_; }
+  size_t size() const { return size_ + (empty_key_value_ ? 1 : 0); }
 
   Value* find(uint64_t key) {
+    if (key == kEmpty) return empty_key_value_ ? &*empty_key_value_ : nullptr;
     for (size_t i = home(key);; i = next(i)) {
       Slot& slot = slots_[i];
-      if (!slot.used) return nullptr;
       if (slot.key == key) return &slot.value;
+      if (slot.key == kEmpty) return nullptr;
     }
   }
 
   // Inserts the key, or overwrites its value. Returns false when the key was already there.
   bool insert_or_assign(uint64_t key, const Value& value) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    if (key == kEmpty) {
+      bool added = !empty_key_value_;
+      empty_key_value_ = value;
+      return added;
+    }
+    if ((size_ + 1) * 4 > (mask_ + 1) * 3) grow();
     for (size_t i = home(key);; i = next(i)) {
       Slot& slot = slots_[i];
-      if (!slot.used) {
-        slot = Slot{key, value, true};
-        ++size_;
-        return true;
-      }
       if (slot.key == key) {
         slot.value = value;
         return false;
+      }
+      if (slot.key == kEmpty) {
+        slot = Slot{key, value};
+        ++size_;
+        return true;
       }
     }
   }
 
   // Removes the key; its value goes to *out when given. False when the key is not there.
   bool erase(uint64_t key, Value* out = nullptr) {
+    if (key == kEmpty) {
+      if (!empty_key_value_) return false;
+      if (out) *out = std::move(*empty_key_value_);
+      empty_key_value_.reset();
+      return true;
+    }
     size_t i = home(key);
     for (;; i = next(i)) {
-      if (!slots_[i].used) return false;
       if (slots_[i].key == key) break;
+      if (slots_[i].key == kEmpty) return false;
     }
     if (out) *out = std::move(slots_[i].value);
     // Backward shift: move later entries of the run into the hole unless that would put them before home.
     for (size_t hole = i, j = next(i);; j = next(j)) {
-      if (!slots_[j].used) {
-        slots_[hole].used = false;
+      if (slots_[j].key == kEmpty) {
+        slots_[hole].key = kEmpty;
         break;
       }
       size_t want = home(slots_[j].key);
@@ -71,36 +87,38 @@ class AddressMap {
   template <typename Visit>
   void for_each(Visit visit) const {
     for (const Slot& slot : slots_)
-      if (slot.used) visit(slot.key, slot.value);
+      if (slot.key != kEmpty) visit(slot.key, slot.value);
+    if (empty_key_value_) visit(kEmpty, *empty_key_value_);
   }
 
  private:
-  static constexpr size_t kInitialCapacity = 64;  // a power of two
+  static constexpr size_t kInitialCapacity = 64;  // 2^6
+  static constexpr uint64_t kEmpty = UINT64_MAX;
   struct Slot {
-    uint64_t key = 0;
+    uint64_t key = kEmpty;
     Value value{};
-    bool used = false;
   };
 
-  // Addresses are aligned and clustered: mix all bits into the low ones the mask keeps.
-  size_t home(uint64_t key) const {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return static_cast<size_t>(key) & (slots_.size() - 1);
-  }
-  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
+  // Addresses are aligned and clustered: Fibonacci hashing takes the top bits of the product, which all
+  // the key's bits reach.
+  size_t home(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_); }
+  size_t next(size_t i) const { return (i + 1) & mask_; }
 
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    --shift_;
     size_ = 0;
     for (Slot& slot : old)
-      if (slot.used) insert_or_assign(slot.key, slot.value);
+      if (slot.key != kEmpty) insert_or_assign(slot.key, slot.value);
   }
 
   std::vector<Slot> slots_;
-  size_t size_ = 0;
+  size_t mask_ = kInitialCapacity - 1;
+  unsigned shift_ = 64 - 6;  // 64 - log2(capacity)
+  size_t size_ = 0;  // in slots_
+  std::optional<Value> empty_key_value_;
 };
 
 }  // namespace gpumemtrace::replay

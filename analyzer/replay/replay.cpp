@@ -19,17 +19,6 @@ size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>(kind); }
 Replay::Replay(ReplayOptions options)
     : options_(options), growth_clock_(options.growth_windows), timeline_clock_(options.timeline_windows) {}
 
-Replay::Space Replay::space_of(trace::MemoryKind kind) {
-  switch (kind) {
-    case trace::MemoryKind::VmmPhysical:
-      return Space::VmmHandle;
-    case trace::MemoryKind::Array:
-      return Space::Array;
-    default:
-      return Space::Pointer;
-  }
-}
-
 void Replay::on_record(const trace::Record& record, const trace::Reader& reader) {
   std::visit(Overloaded{
                  [&](const trace::Alloc& r) { on_alloc(r, reader); },
@@ -65,7 +54,7 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
              record);
 }
 
-void Replay::on_event(uint64_t time_ns) {
+[[gnu::always_inline]] inline void Replay::on_event(uint64_t time_ns) {
   pool_reports_go_to_.reset();
   last_bad_free_.reset();
   end_time_ns_ = std::max(end_time_ns_, time_ns);
@@ -81,13 +70,22 @@ void Replay::on_event(uint64_t time_ns) {
   });
 }
 
-SiteId Replay::site_of(StackId stack, int32_t device, trace::MemoryKind kind) {
+[[gnu::always_inline]] inline SiteId Replay::site_of(StackId stack, int32_t device, trace::MemoryKind kind) {
   Category category = category_of(kind);
   if (category != Category::Device) device = category == Category::Managed ? device : trace::kNoDevice;
+  // A stack nearly always allocates one kind of memory on one device: try its last site before hashing.
+  if (stack < last_site_by_stack_.size() && last_site_by_stack_[stack] != kNoSite) {
+    const Site& last = sites_[last_site_by_stack_[stack]];
+    if (last.device == device && last.category == category) return last_site_by_stack_[stack];
+  }
+  return find_or_add_site(stack, device, category, kind);
+}
+
+SiteId Replay::find_or_add_site(StackId stack, int32_t device, Category category, trace::MemoryKind kind) {
   // The reader keeps devices below 2^31, so stack, device + 1 and category fit in 64 bits.
   uint64_t key = uint64_t{stack} << 32 | static_cast<uint64_t>(static_cast<uint32_t>(device + 1)) << 2 |
                  static_cast<uint64_t>(category);
-  if (SiteId* id = site_ids_.find(key)) return *id;
+  if (SiteId* id = site_ids_.find(key)) return last_site_by_stack_[stack] = *id;
   SiteId id = static_cast<SiteId>(sites_.size());
   Site& site = sites_.emplace_back();
   site.stack = stack;
@@ -95,10 +93,11 @@ SiteId Replay::site_of(StackId stack, int32_t device, trace::MemoryKind kind) {
   site.category = category;
   site.account = accounts_.for_kind(kind, device);
   site_ids_.insert_or_assign(key, id);
-  return id;
+  if (stack >= last_site_by_stack_.size()) last_site_by_stack_.resize(stack + 1, kNoSite);
+  return last_site_by_stack_[stack] = id;
 }
 
-void Replay::change_site(Site& site, int64_t bytes, int64_t count) {
+[[gnu::always_inline]] inline void Replay::change_site(Site& site, int64_t bytes, int64_t count) {
   const Account& account = accounts_[site.account];
   if (site.peak_epoch != account.peak_epoch) {  // first change since the latest peak: keep the value it had
     site.peak_bytes = site.bytes;
@@ -110,7 +109,7 @@ void Replay::change_site(Site& site, int64_t bytes, int64_t count) {
   site.floor.set(growth_clock_.window(), site.bytes);
 }
 
-void Replay::add(const Live& live, uint64_t time_ns) {
+[[gnu::always_inline]] inline void Replay::add(const Live& live, uint64_t time_ns) {
   Site& site = sites_[live.site];
   change_site(site, static_cast<int64_t>(live.size), 1);
   Account& account = accounts_[site.account];
@@ -130,7 +129,7 @@ void Replay::add(const Live& live, uint64_t time_ns) {
   }
 }
 
-void Replay::remove(const Live& live) {
+[[gnu::always_inline]] inline void Replay::remove(const Live& live) {
   Site& site = sites_[live.site];
   change_site(site, -static_cast<int64_t>(live.size), -1);
   Account& account = accounts_[site.account];
@@ -157,7 +156,7 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
     remove(old);
   }
   live_map(space).insert_or_assign(alloc.address, live);
-  recent_frees_.forget(static_cast<uint8_t>(space), alloc.address);
+  recent_frees(space).forget(alloc.address);
   Site& site = sites_[live.site];
   site.allocations += 1;
   site.allocated_bytes += alloc.size;
@@ -167,15 +166,15 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
 
 void Replay::on_free(const trace::Free& free) {
   on_event(free.time_ns);
-  auto space = static_cast<uint8_t>(space_of(free.kind()));
+  Space space = space_of(free.kind());
   Live live;
-  if (!live_map(static_cast<Space>(space)).erase(free.address, &live)) {
-    bool twice = recent_frees_.contains(space, free.address);
+  if (!live_map(space).erase(free.address, &live)) {
+    bool twice = recent_frees(space).contains(free.address);
     ++(twice ? inconsistencies_.double_frees : inconsistencies_.unknown_frees);
     last_bad_free_ = BadFree{free.address, twice};
     return;
   }
-  recent_frees_.remember(space, free.address, live);
+  recent_frees(space).remember(free.address, live);
   accounts_[sites_[live.site].account].frees += 1;
   remove(live);
 }
@@ -183,13 +182,13 @@ void Replay::on_free(const trace::Free& free) {
 void Replay::on_free_failed(const trace::FreeFailed& failed) {
   std::optional<BadFree> bad_free = last_bad_free_;
   on_event(failed.time_ns);
-  auto space = static_cast<uint8_t>(space_of(format::api_info(failed.api).kind));
+  Space space = space_of(format::api_info(failed.api).kind);
   if (bad_free && bad_free->address == failed.address) {  // the driver agreed: the address was not live
     --(bad_free->double_free ? inconsistencies_.double_frees : inconsistencies_.unknown_frees);
     ++inconsistencies_.refused_invalid_frees;
-  } else if (std::optional<Live> live = recent_frees_.take(space, failed.address)) {
+  } else if (std::optional<Live> live = recent_frees(space).take(failed.address)) {
     ++inconsistencies_.restored_allocations;
-    live_map(static_cast<Space>(space)).insert_or_assign(failed.address, *live);
+    live_map(space).insert_or_assign(failed.address, *live);
     accounts_[sites_[live->site].account].frees -= 1;
     add(*live, failed.time_ns);
   } else {

@@ -129,8 +129,12 @@ class Replay {
   };
   // Allocations live in three address spaces: pointers, VMM handles and CUarrays.
   enum class Space : uint8_t { Pointer, VmmHandle, Array };
-  static Space space_of(trace::MemoryKind kind);
+  static Space space_of(trace::MemoryKind kind) {
+    if (kind == trace::MemoryKind::VmmPhysical) return Space::VmmHandle;
+    return kind == trace::MemoryKind::Array ? Space::Array : Space::Pointer;
+  }
   AddressMap<Live>& live_map(Space space) { return live_[static_cast<size_t>(space)]; }
+  RecentFrees<Live>& recent_frees(Space space) { return recent_frees_[static_cast<size_t>(space)]; }
 
   void on_event(uint64_t time_ns);
   void on_alloc(const trace::Alloc& alloc, const trace::Reader& reader);
@@ -143,6 +147,7 @@ class Replay {
   void on_unmap(const trace::MemUnmap& unmap);
 
   SiteId site_of(StackId stack, int32_t device, trace::MemoryKind kind);
+  SiteId find_or_add_site(StackId stack, int32_t device, Category category, trace::MemoryKind kind);
   void add(const Live& live, uint64_t time_ns);
   void remove(const Live& live);
   void change_site(Site& site, int64_t bytes, int64_t count);
@@ -153,8 +158,10 @@ class Replay {
   Accounts accounts_;
   std::vector<Site> sites_;
   AddressMap<SiteId> site_ids_;  // (stack, device, category) packed
+  static constexpr SiteId kNoSite = UINT32_MAX;
+  std::vector<SiteId> last_site_by_stack_;  // by StackId: the site it allocated for last, or kNoSite
   std::array<AddressMap<Live>, 3> live_;
-  RecentFrees<Live> recent_frees_;
+  std::array<RecentFrees<Live>, 3> recent_frees_;
   VmmMappings mappings_;
   std::vector<PoolState> pools_;
   std::vector<Failure> failures_;

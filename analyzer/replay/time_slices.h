@@ -20,13 +20,20 @@ class TimeSlices {
   void start(uint64_t time_ns) {
     started_ = true;
     origin_ = time_ns;
+    next_boundary_ = boundary_after(window_);
   }
 
   // Moves the open window to the one holding time_ns. on_halve(window) is called before each merge,
   // with the open window as it was; afterwards window() is the new open window.
   template <typename OnHalve>
   void advance(uint64_t time_ns, OnHalve on_halve) {
-    if (!started_ || time_ns < next_boundary()) return;
+    if (time_ns >= next_boundary_) [[unlikely]] move_to(time_ns, on_halve);
+  }
+
+ private:
+  template <typename OnHalve>
+  [[gnu::noinline]] void move_to(uint64_t time_ns, OnHalve on_halve) {
+    if (!started_) return;
     uint64_t index = (time_ns - origin_) / width_;
     while (index >= 2 * uint64_t{target_}) {
       on_halve(window_);
@@ -35,11 +42,11 @@ class TimeSlices {
       index = (time_ns - origin_) / width_;
     }
     window_ = static_cast<uint32_t>(index);
+    next_boundary_ = boundary_after(window_);
   }
 
- private:
-  uint64_t next_boundary() const {
-    unsigned __int128 boundary = origin_ + static_cast<unsigned __int128>(window_ + 1) * width_;
+  uint64_t boundary_after(uint32_t window) const {
+    unsigned __int128 boundary = origin_ + static_cast<unsigned __int128>(window + 1) * width_;
     return boundary > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(boundary);
   }
 
@@ -47,6 +54,7 @@ class TimeSlices {
   uint64_t width_;
   uint64_t origin_ = 0;
   uint32_t window_ = 0;
+  uint64_t next_boundary_ = UINT64_MAX;  // where the open window ends
   bool started_ = false;
 };
 

@@ -110,7 +110,7 @@ const Record* Reader::cursor_failed(const FieldCursor& cursor, const uint8_t* st
   }
 }
 
-const Record* Reader::accept(const FieldCursor& cursor, bool is_event) {
+[[gnu::always_inline]] inline const Record* Reader::accept(const FieldCursor& cursor, bool is_event) {
   record_offset_ = offset_of(pos_);
   pos_ = cursor.position();
   stop_offset_ = offset_of(pos_);
@@ -128,7 +128,7 @@ const Record* Reader::unknown_token(const uint8_t* start) {
   return corrupt(start, fmt::format("unknown token 0x{:02x}", *start));
 }
 
-bool Reader::whole(const FieldCursor& cursor, const uint8_t* start) {
+[[gnu::always_inline]] inline bool Reader::whole(const FieldCursor& cursor, const uint8_t* start) {
   if (cursor.failure() == FieldCursor::Failure::None) return true;
   cursor_failed(cursor, start);
   return false;
@@ -141,7 +141,7 @@ bool Reader::valid_device(uint64_t stored, int32_t& device, const uint8_t* start
 }
 
 // Events happen at the current time, on the current thread.
-const Record* Reader::accept_event(const FieldCursor& cursor, Event& event) {
+[[gnu::always_inline]] inline const Record* Reader::accept_event(const FieldCursor& cursor, Event& event) {
   event.time_ns = time_ns_;
   event.thread = thread_;
   return accept(cursor, true);
