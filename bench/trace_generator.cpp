@@ -7,14 +7,17 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/count_arg.h"
 #include "bench/workload/workload_shape.h"
 #include "interpose/trace_writer.h"
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
+using gpumemtrace::bench::parse_count;
 
 namespace {
 
@@ -71,11 +74,12 @@ std::vector<uint64_t> write_stacks(TraceWriter& writer, const ModuleInfo& module
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s OUTPUT EVENTS\n", argv[0]);
+  std::optional<uint64_t> events_arg = argc == 3 ? parse_count(argv[2]) : std::nullopt;
+  if (!events_arg) {
+    std::fprintf(stderr, "usage: %s OUTPUT EVENTS (a count; K and M suffixes: 10M = 10,000,000)\n", argv[0]);
     return 2;
   }
-  uint64_t events = std::strtoull(argv[2], nullptr, 10);
+  uint64_t events = *events_arg;
   TraceWriter writer;
   ProcessInfo process;
   process.pid = static_cast<uint64_t>(getpid());

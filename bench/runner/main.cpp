@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bench/count_arg.h"
 #include "bench/runner/analyzer_bench.h"
 #include "bench/runner/build_layout.h"
 #include "bench/runner/capture_bench.h"
@@ -44,24 +46,17 @@ struct Options {
   std::exit(2);
 }
 
-uint64_t parse_count(std::string_view text) {
-  uint64_t scale = 1;
-  if (!text.empty() && (text.back() == 'M' || text.back() == 'K')) {
-    scale = text.back() == 'M' ? 1'000'000 : 1'000;
-    text.remove_suffix(1);
-  }
-  char* end = nullptr;
-  std::string digits(text);
-  uint64_t value = std::strtoull(digits.c_str(), &end, 10);
-  if (digits.empty() || *end != '\0' || value == 0) usage("expected a positive count");
-  return value * scale;
+uint64_t positive_count(std::string_view text) {
+  std::optional<uint64_t> count = parse_count(text);
+  if (!count || *count == 0) usage("expected a positive count");
+  return *count;
 }
 
 std::vector<uint64_t> parse_counts(std::string_view text) {
   std::vector<uint64_t> out;
   while (!text.empty()) {
     size_t comma = text.find(',');
-    out.push_back(parse_count(text.substr(0, comma)));
+    out.push_back(positive_count(text.substr(0, comma)));
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
   }
   return out;
@@ -82,15 +77,15 @@ Options parse_options(int argc, char** argv) {
       options.analyzer_repeats = 1;
       options.analyzer_events = {200'000};
     } else if (flag == "--pairs") {
-      options.pairs = parse_count(value());
+      options.pairs = positive_count(value());
     } else if (flag == "--depth") {
-      options.depth = static_cast<unsigned>(parse_count(value()));
+      options.depth = static_cast<unsigned>(positive_count(value()));
     } else if (flag == "--threads") {
-      options.threads = static_cast<unsigned>(parse_count(value()));
+      options.threads = static_cast<unsigned>(positive_count(value()));
     } else if (flag == "--repeats") {
-      options.repeats = static_cast<unsigned>(parse_count(value()));
+      options.repeats = static_cast<unsigned>(positive_count(value()));
     } else if (flag == "--analyzer-repeats") {
-      options.analyzer_repeats = static_cast<unsigned>(parse_count(value()));
+      options.analyzer_repeats = static_cast<unsigned>(positive_count(value()));
     } else if (flag == "--analyzer-events") {
       options.analyzer_events = parse_counts(value());
     } else if (flag == "--no-heaptrack") {

@@ -1,12 +1,15 @@
 // Command line of the benchmark workloads:
-//   --shape loop|loop-sizes|mixed, --pairs N, --depth D, --threads T, --seed S.
+//   --shape loop|loop-sizes|mixed, --pairs N, --depth D, --threads T, --seed S (counts as in count_arg.h).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string_view>
+
+#include "bench/count_arg.h"
 
 namespace gpumemtrace::bench {
 
@@ -30,7 +33,12 @@ inline WorkloadOptions parse_workload_options(int argc, char** argv) {
     std::string_view flag = argv[i];
     if (i + 1 >= argc) usage();
     const char* value = argv[++i];
-    uint64_t number = std::strtoull(value, nullptr, 10);
+    uint64_t number = 0;
+    if (flag != "--shape") {
+      std::optional<uint64_t> count = parse_count(value);
+      if (!count) usage();
+      number = *count;
+    }
     if (flag == "--shape") {
       options.shape = value;
       if (options.shape != "loop" && options.shape != "loop-sizes" && options.shape != "mixed") usage();

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <cerrno>
 #include <cstdio>
 
 namespace {
@@ -12,29 +13,44 @@ const char* set(const void* p) { return p ? "set" : "unset"; }
 }  // namespace
 
 int main() {
+  // Every call is made before its line is printed: printf's arguments are evaluated in no fixed order, so
+  // an out-parameter passed beside the call could be read before the call fills it in.
   int count = -7;
-  std::printf("cudaGetDeviceCount %d %d\n", cudaGetDeviceCount(&count), count);
+  int rc = cudaGetDeviceCount(&count);
+  std::printf("cudaGetDeviceCount %d %d\n", rc, count);
   void* ptr = nullptr;
-  std::printf("cudaMalloc %d %s\n", cudaMalloc(&ptr, 1 << 20), set(ptr));
-  std::printf("cudaFree %d\n", cudaFree(ptr));
-  void* bogus = reinterpret_cast<void*>(0x1234);
-  std::printf("cudaFree(bogus) %d\n", cudaFree(bogus));
+  // errno too: the first traced call is where the tracer creates its trace file.
+  errno = 4321;
+  rc = cudaMalloc(&ptr, 1 << 20);
+  int saved_errno = errno;
+  std::printf("cudaMalloc %d %s errno %d\n", rc, set(ptr), saved_errno);
+  errno = 4322;
+  rc = cudaFree(ptr);
+  saved_errno = errno;
+  std::printf("cudaFree %d errno %d\n", rc, saved_errno);
+  rc = cudaFree(reinterpret_cast<void*>(0x1234));
+  std::printf("cudaFree(bogus) %d\n", rc);
   void* managed = nullptr;
-  std::printf("cudaMallocManaged %d %s\n", cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal), set(managed));
+  rc = cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal);
+  std::printf("cudaMallocManaged %d %s\n", rc, set(managed));
   std::printf("cudaFree %d\n", cudaFree(managed));
   void* host = nullptr;
-  std::printf("cudaMallocHost %d %s\n", cudaMallocHost(&host, 4096), set(host));
+  rc = cudaMallocHost(&host, 4096);
+  std::printf("cudaMallocHost %d %s\n", rc, set(host));
   std::printf("cudaFreeHost %d\n", cudaFreeHost(host));
   void* async = nullptr;
-  std::printf("cudaMallocAsync %d %s\n", cudaMallocAsync(&async, 4096, nullptr), set(async));
+  rc = cudaMallocAsync(&async, 4096, nullptr);
+  std::printf("cudaMallocAsync %d %s\n", rc, set(async));
   std::printf("cudaFreeAsync %d\n", cudaFreeAsync(async, nullptr));
   size_t free_bytes = 11, total_bytes = 13;
-  std::printf("cudaMemGetInfo %d %zu %zu\n", cudaMemGetInfo(&free_bytes, &total_bytes), free_bytes, total_bytes);
+  rc = cudaMemGetInfo(&free_bytes, &total_bytes);
+  std::printf("cudaMemGetInfo %d %zu %zu\n", rc, free_bytes, total_bytes);
   void* huge = nullptr;
-  std::printf("cudaMalloc(huge) %d %s\n", cudaMalloc(&huge, size_t{1} << 50), set(huge));
+  rc = cudaMalloc(&huge, size_t{1} << 50);
+  std::printf("cudaMalloc(huge) %d %s\n", rc, set(huge));
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-  int rc = cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault, &query);
+  rc = cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault, &query);
   std::printf("cudaGetDriverEntryPointByVersion %d %s %d\n", rc, set(fn), static_cast<int>(query));
   std::printf("cudaGetLastError %d\n", cudaGetLastError());
 
@@ -46,14 +62,15 @@ int main() {
   if (!get) return 0;
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   void* probe = nullptr;
-  std::printf("probe %d %s\n", get("", &probe, 0, 0, &status), set(probe));
+  rc = get("", &probe, 0, 0, &status);
+  std::printf("probe %d %s\n", rc, set(probe));
   void* alloc = nullptr;
   rc = get("cuMemAlloc", &alloc, 12000, 0, &status);
   std::printf("cuGetProcAddress cuMemAlloc %d %s %d\n", rc, set(alloc), static_cast<int>(status));
   if (alloc) {
     CUdeviceptr dptr = 0;
-    std::printf("cuMemAlloc %d %s\n", reinterpret_cast<PFN_cuMemAlloc_v3020>(alloc)(&dptr, 4096),
-                set(reinterpret_cast<void*>(dptr)));
+    rc = reinterpret_cast<PFN_cuMemAlloc_v3020>(alloc)(&dptr, 4096);
+    std::printf("cuMemAlloc %d %s\n", rc, set(reinterpret_cast<void*>(dptr)));
   }
   void* plain = dlsym(driver, "cuMemFree_v2");
   std::printf("dlsym cuMemFree_v2 %s\n", set(plain));
