@@ -5,7 +5,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -233,18 +232,11 @@ class Recorder {
   uint64_t current_thread_ = 0;
 };
 
-// The program may read errno after a CUDA call: whatever the tracer does in between leaves it as it was.
-struct SavedErrno {
-  int value = errno;
-  ~SavedErrno() { errno = value; }
-};
-
 // Records an event that carries the caller's stack.
 template <typename Write>
 void record_with_stack(Write&& write) {
   BusyGuard busy;
   if (busy.nested()) return;
-  SavedErrno saved_errno;
   Recorder& recorder = Recorder::instance();
   if (!recorder.enabled()) return;
   uintptr_t frames[kMaxStackDepth];
@@ -257,7 +249,6 @@ template <typename Write>
 void record_plain(Write&& write) {
   BusyGuard busy;
   if (busy.nested()) return;
-  SavedErrno saved_errno;
   Recorder& recorder = Recorder::instance();
   if (!recorder.enabled()) return;
   recorder.record(nullptr, 0, [&](TraceWriter& writer, uint64_t) { write(writer); });

@@ -2,6 +2,7 @@
 // Hooks call it only after the real allocation succeeded and before the real free runs.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 
 #include "gpumemtrace/trace_format.h"
@@ -20,11 +21,15 @@ struct HookState {
 };
 HookState& hook_state();
 
-// Marks the tracer busy for the scope, so CUDA calls it makes itself are not traced.
+// Marks the tracer busy for the scope, so CUDA calls it makes itself are not traced. The program may read
+// errno after a CUDA call, so whatever the tracer does in the scope leaves errno as it found it.
 class BusyGuard {
  public:
-  BusyGuard() : state_(hook_state()), was_busy_(state_.busy) { state_.busy = true; }
-  ~BusyGuard() { state_.busy = was_busy_; }
+  BusyGuard() : state_(hook_state()), was_busy_(state_.busy), saved_errno_(errno) { state_.busy = true; }
+  ~BusyGuard() {
+    state_.busy = was_busy_;
+    errno = saved_errno_;
+  }
   BusyGuard(const BusyGuard&) = delete;
   BusyGuard& operator=(const BusyGuard&) = delete;
   bool nested() const { return was_busy_; }
@@ -32,6 +37,7 @@ class BusyGuard {
  private:
   HookState& state_;
   bool was_busy_;
+  int saved_errno_;
 };
 
 // False when this process is not traced (not followed, or the trace could not be written).
