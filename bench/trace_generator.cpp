@@ -13,10 +13,10 @@
 
 #include "bench/count_arg.h"
 #include "bench/workload/workload_shape.h"
-#include "interpose/trace_writer.h"
+#include "trace/writer/trace_writer.h"
 
 using gpumemtrace::format::Api;
-using namespace gpumemtrace::interpose;
+using namespace gpumemtrace::writer;
 using gpumemtrace::bench::parse_count;
 
 namespace {

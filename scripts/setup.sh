@@ -3,8 +3,8 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
-  libunwind-dev libfmt-dev libzstd-dev libdw-dev libelf-dev
+  build-essential cmake ninja-build pkg-config ccache
+  libunwind-dev libfmt-dev libdw-dev libelf-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   heaptrack zstd  # bench/run.sh measures gpumemtrace against heaptrack
 )
@@ -24,8 +24,8 @@ fi
 
 # The CUDA toolkit is not a Debian package here: it must already be in /usr/local/cuda (or CUDAToolkit_ROOT).
 cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
-if [ ! -f "$cuda_root/include/cuda.h" ] || [ ! -f "$cuda_root/include/cupti.h" ]; then
-  echo "setup: the CUDA 13 toolkit headers (cuda.h, cupti.h) are missing from $cuda_root." >&2
+if [ ! -f "$cuda_root/include/cuda.h" ]; then
+  echo "setup: the CUDA 13 toolkit headers (cuda.h) are missing from $cuda_root." >&2
   echo "setup: install NVIDIA's CUDA 13 toolkit there, or set CUDAToolkit_ROOT to where it is." >&2
   exit 1
 fi

@@ -8,7 +8,7 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/json_writer.h"
 #include "analyzer/cli/record_output.h"
-#include "analyzer/trace/reader.h"
+#include "trace/reader/reader.h"
 
 namespace gpumemtrace::cli {
 

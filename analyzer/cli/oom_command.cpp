@@ -3,7 +3,7 @@
 #include "analyzer/cli/report_output.h"
 #include "analyzer/cli/report_sections.h"
 #include "analyzer/report/oom_diagnosis.h"
-#include "analyzer/trace/cuda_error_name.h"
+#include "trace/reader/cuda_error_name.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::cli {

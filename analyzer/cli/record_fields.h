@@ -4,7 +4,7 @@
 
 #include <variant>
 
-#include "analyzer/trace/records.h"
+#include "trace/reader/records.h"
 
 namespace gpumemtrace::cli {
 

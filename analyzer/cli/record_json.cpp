@@ -1,7 +1,7 @@
 #include "analyzer/cli/json_writer.h"
 #include "analyzer/cli/record_fields.h"
 #include "analyzer/cli/record_output.h"
-#include "analyzer/trace/cuda_error_name.h"
+#include "trace/reader/cuda_error_name.h"
 
 namespace gpumemtrace::cli {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "analyzer/trace/records.h"
+#include "trace/reader/records.h"
 
 namespace gpumemtrace::cli {
 

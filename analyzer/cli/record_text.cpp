@@ -5,7 +5,7 @@
 
 #include "analyzer/cli/record_fields.h"
 #include "analyzer/cli/record_output.h"
-#include "analyzer/trace/cuda_error_name.h"
+#include "trace/reader/cuda_error_name.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::cli {

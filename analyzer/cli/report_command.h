@@ -15,7 +15,7 @@
 
 #include "analyzer/cli/json_tree.h"
 #include "analyzer/replay/replay.h"
-#include "analyzer/report/analysis.h"
+#include "analyzer/sources/analysis.h"
 #include "analyzer/report/site_ranking.h"
 #include "analyzer/symbolize/symbolizer.h"
 

@@ -10,7 +10,7 @@
 
 #include "analyzer/replay/stack_table.h"
 #include "analyzer/replay/windowed_series.h"
-#include "analyzer/trace/records.h"
+#include "trace/reader/records.h"
 
 namespace gpumemtrace::replay {
 

@@ -22,7 +22,7 @@
 #include "analyzer/replay/stack_table.h"
 #include "analyzer/replay/time_slices.h"
 #include "analyzer/replay/vmm_mappings.h"
-#include "analyzer/trace/reader.h"
+#include "trace/reader/reader.h"
 
 namespace gpumemtrace::replay {
 

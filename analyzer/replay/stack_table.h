@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzer/trace/reader.h"
+#include "trace/reader/reader.h"
 
 namespace gpumemtrace::replay {
 

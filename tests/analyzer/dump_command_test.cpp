@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "tests/analyzer/decode_helpers.h"
+#include "tests/support/decode_helpers.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/subprocess.h"
 

@@ -1,0 +1,30 @@
+// libgpumemtrace.so's start and end: the recorder opens the root process's trace at load time and writes
+// the End record after the program (and every library initialized after us) has finished, or when it
+// leaves through _exit.
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose/hooks/real_dlsym.h"
+#include "interpose/recording/recorder.h"
+
+__attribute__((constructor)) static void gpumemtrace_start() { gpumemtrace::interpose::start_recorder(); }
+
+__attribute__((destructor)) static void gpumemtrace_finish() { gpumemtrace::interpose::finish_recorder(); }
+
+namespace {
+
+[[noreturn]] void exit_now(const char* name, int status) {
+  gpumemtrace::interpose::finish_recorder();
+  using ExitFn = void (*)(int);
+  if (auto real = reinterpret_cast<ExitFn>(gpumemtrace::interpose::real_dlsym(RTLD_NEXT, name))) real(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+}  // namespace
+
+// Programs that leave through _exit (shells, os._exit, forked workers) skip destructors; their trace is
+// complete all the same.
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) { exit_now("_exit", status); }
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) { exit_now("_Exit", status); }

@@ -1,0 +1,75 @@
+#include "interpose/recording/config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gpumemtrace::interpose {
+
+namespace {
+
+const char* env(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+bool env_flag(const char* name, bool fallback) {
+  const char* value = env(name);
+  if (!value) return fallback;
+  return !(std::strcmp(value, "0") == 0 || strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
+           strcasecmp(value, "off") == 0);
+}
+
+}  // namespace
+
+Config Config::from_environment() {
+  Config config;
+  if (const char* value = env("GPUMEMTRACE_OUTPUT")) config.output_pattern = value;
+  if (const char* value = env("GPUMEMTRACE_OUTPUT_ROOT")) config.output_root = value;
+  if (const char* value = env("GPUMEMTRACE_ROOT_PID")) config.root_pid = std::strtol(value, nullptr, 10);
+  if (const char* value = env("GPUMEMTRACE_STACK_DEPTH")) {
+    long depth = std::strtol(value, nullptr, 10);
+    if (depth >= 1 && depth <= 256) config.stack_depth = static_cast<unsigned>(depth);
+  }
+  config.stacks = env_flag("GPUMEMTRACE_STACKS", true);
+  config.follow_children = env_flag("GPUMEMTRACE_FOLLOW_CHILDREN", true);
+  if (const char* value = env("GPUMEMTRACE_DEBUG")) config.debug_log = value;
+  return config;
+}
+
+int current_rank() {
+  for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = env(name)) return static_cast<int>(std::strtol(value, nullptr, 10));
+  }
+  return -1;
+}
+
+std::string expand_output_pattern(const std::string& pattern, long pid) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char code = pattern[++i];
+    if (code == 'p') {
+      out += std::to_string(pid);
+    } else if (code == 'h') {
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      out += host;
+    } else if (code == 'r') {
+      int rank = current_rank();
+      out += rank < 0 ? std::string("0") : std::to_string(rank);
+    } else if (code == '%') {
+      out += '%';
+    } else {
+      out += '%';
+      out += code;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpumemtrace::interpose

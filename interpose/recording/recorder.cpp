@@ -1,0 +1,335 @@
+#include "interpose/recording/recorder.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include "interpose/recording/config.h"
+#include "interpose/recording/debug_log.h"
+#include "interpose/stacks/module_map.h"
+#include "interpose/recording/spinning_mutex.h"
+#include "interpose/stacks/stack_capture.h"
+#include "interpose/recording/stack_interner.h"
+#include "trace/writer/trace_writer.h"
+
+namespace gpumemtrace::interpose {
+
+using writer::ProcessInfo;
+using writer::TraceWriter;
+using writer::monotonic_ns;
+
+namespace {
+
+enum class State {
+  NotOpened,  // traced, the file is created on the first event
+  Open,
+  Off,        // not traced, finished, or the trace could not be written
+};
+
+// Identifies a thread within the current trace; `generation` changes when a forked child starts over.
+struct ThreadSlot {
+  uint64_t generation = 0;
+  uint64_t index = 0;
+};
+
+thread_local HookState t_hook_state __attribute__((tls_model("initial-exec")));
+thread_local ThreadSlot t_thread __attribute__((tls_model("initial-exec")));
+
+class Recorder {
+ public:
+  Recorder() {
+    config_ = Config::from_environment();
+    configure_debug_log(config_.debug_log.empty() ? nullptr : config_.debug_log.c_str());
+    long pid = getpid();
+    if (config_.root_pid == 0) {
+      // Plain LD_PRELOAD: this process is the root; children see it through the environment.
+      config_.root_pid = pid;
+      setenv("GPUMEMTRACE_ROOT_PID", std::to_string(pid).c_str(), 1);
+    }
+    decide_for_process(pid);
+    pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
+                   [] { instance().after_fork_in_child(); });
+  }
+
+  static Recorder& instance() {
+    // Never destroyed: hooks may run during and after static destruction.
+    static Recorder* recorder = new Recorder();
+    return *recorder;
+  }
+
+  bool enabled() const { return state_ != State::Off; }
+  bool is_root() const { return getpid() == config_.root_pid; }
+
+  // Runs `write` with the writer ready and this thread's records attributed; `frames` are interned first.
+  // What needs no lock (the clock, the stack's hash) is done before taking it.
+  template <typename Write>
+  void record(const uintptr_t* frames, size_t depth, Write&& write) {
+    uint64_t hash = StackInterner::hash(frames, depth);
+    uint64_t now = monotonic_ns();
+    std::lock_guard lock(mutex_);
+    if (!ready_locked()) return;
+    attribute_thread_locked();
+    uint64_t stack = intern_locked(frames, depth, hash);
+    writer_.set_event_time(now);
+    write(writer_, stack);
+    writer_.set_event_time(0);
+    if (writer_.failed()) fail_locked();
+  }
+
+  size_t capture(uintptr_t* frames) const {
+    return config_.stacks ? capture_stack(frames, config_.stack_depth) : 0;
+  }
+
+  void sync() {
+    std::lock_guard lock(mutex_);
+    if (state_ == State::Open) writer_.sync();
+  }
+
+  void open_now() {
+    std::lock_guard lock(mutex_);
+    ready_locked();
+  }
+
+  void finish() {
+    // A vfork child shares our memory: closing the trace there would close the parent's.
+    if (getpid() != pid_) return;
+    std::lock_guard lock(mutex_);
+    if (state_ == State::Open) {
+      writer_.end();
+      debug_log("trace complete: %s", path_.c_str());
+    }
+    state_ = State::Off;
+  }
+
+ private:
+  void decide_for_process(long pid) {
+    pid_ = pid;
+    bool root = pid == config_.root_pid;
+    if (!root && !config_.follow_children) {
+      state_ = State::Off;
+      debug_log("not tracing pid %ld (GPUMEMTRACE_FOLLOW_CHILDREN=0)", pid);
+      return;
+    }
+    path_ = root && !config_.output_root.empty() ? config_.output_root
+                                                   : expand_output_pattern(config_.output_pattern, pid);
+    state_ = State::NotOpened;
+  }
+
+  bool ready_locked() {
+    if (state_ == State::Open) return true;
+    if (state_ == State::Off) return false;
+    if (!writer_.open(path_, process_info())) {
+      warn("cannot write the trace (%s); the program continues untraced", writer_.error().c_str());
+      state_ = State::Off;
+      return false;
+    }
+    debug_log("tracing into %s", path_.c_str());
+    state_ = State::Open;
+    counters_ = load_counters();
+    writer_.modules(++module_generation_, loaded_modules());
+    return true;
+  }
+
+  void fail_locked() {
+    warn("the trace %s could not be extended (%s); the program continues untraced", path_.c_str(),
+         writer_.error().c_str());
+    writer_.abandon();
+    state_ = State::Off;
+  }
+
+  void attribute_thread_locked() {
+    if (t_thread.generation != generation_ || t_thread.index == 0) {
+      t_thread = {generation_, ++thread_count_};
+      char name[64] = {};
+      pthread_getname_np(pthread_self(), name, sizeof name);
+      writer_.thread_new(t_thread.index, static_cast<uint64_t>(syscall(SYS_gettid)), name);
+      current_thread_ = t_thread.index;
+    }
+    if (current_thread_ != t_thread.index) {
+      writer_.thread_switch(t_thread.index);
+      current_thread_ = t_thread.index;
+    }
+  }
+
+  uint64_t intern_locked(const uintptr_t* frames, size_t depth, uint64_t hash) {
+    bool checked = false, reset = false;
+    auto new_node = [&](uint64_t parent, uint64_t ip) {
+      if (!checked) {
+        checked = true;
+        reset = refresh_modules_locked();
+      }
+      writer_.stack_node(parent, ip);
+    };
+    uint64_t stack = trie_.intern(frames, depth, hash, new_node);
+    if (reset) {
+      // A library was unloaded: cached addresses may now mean other code, so the trie starts over.
+      trie_.clear();
+      writer_.stacks_reset();
+      stack = trie_.intern(frames, depth, [&](uint64_t parent, uint64_t ip) { writer_.stack_node(parent, ip); });
+    }
+    return stack;
+  }
+
+  // Called before the first new stack node of an event: new code addresses may come from new libraries.
+  bool refresh_modules_locked() {
+    LoadCounters now = load_counters();
+    if (now == counters_) return false;
+    bool unloaded = now.subs != counters_.subs;
+    counters_ = now;
+    writer_.modules(++module_generation_, loaded_modules());
+    return unloaded;
+  }
+
+  void after_fork_in_child() {
+    mutex_.unlock();
+    writer_.abandon();  // the mapping is the parent's file
+    trie_.clear();
+    ++generation_;
+    thread_count_ = current_thread_ = 0;
+    module_generation_ = 0;
+    decide_for_process(getpid());
+  }
+
+  ProcessInfo process_info() const {
+    ProcessInfo info;
+    info.pid = static_cast<uint64_t>(getpid());
+    info.ppid = static_cast<uint64_t>(getppid());
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    info.start_wall_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+    info.max_stack_depth = config_.stacks ? config_.stack_depth : 0;
+    info.rank = current_rank();
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    info.hostname = host;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) info.executable.assign(exe, static_cast<size_t>(n));
+    std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    for (size_t start = 0; start < all.size();) {
+      size_t end = all.find('\0', start);
+      if (end == std::string::npos) end = all.size();
+      info.argv.push_back(all.substr(start, end - start));
+      start = end + 1;
+    }
+    return info;
+  }
+
+  Config config_;
+  long pid_ = 0;  // the process this recorder writes for
+  std::string path_;
+  SpinningMutex mutex_;
+  State state_ = State::Off;
+  TraceWriter writer_;
+  StackInterner trie_;
+  LoadCounters counters_;
+  uint64_t module_generation_ = 0;
+  uint64_t generation_ = 1;
+  uint64_t thread_count_ = 0;
+  uint64_t current_thread_ = 0;
+};
+
+// Records an event that carries the caller's stack.
+template <typename Write>
+void record_with_stack(Write&& write) {
+  BusyGuard busy;
+  if (busy.nested()) return;
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.enabled()) return;
+  uintptr_t frames[kMaxStackDepth];
+  size_t depth = recorder.capture(frames);
+  recorder.record(frames, depth, write);
+}
+
+// Records an event without a stack.
+template <typename Write>
+void record_plain(Write&& write) {
+  BusyGuard busy;
+  if (busy.nested()) return;
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.enabled()) return;
+  recorder.record(nullptr, 0, [&](TraceWriter& writer, uint64_t) { write(writer); });
+}
+
+}  // namespace
+
+HookState& hook_state() { return t_hook_state; }
+
+bool recording_enabled() { return Recorder::instance().enabled(); }
+
+void record_alloc(format::Api api, int device, uint64_t address, uint64_t size, uint64_t stream, uint64_t pool) {
+  record_with_stack([&](TraceWriter& w, uint64_t stack) { w.alloc(api, device, address, size, stack, stream, pool); });
+}
+
+void record_free(format::Api api, uint64_t address, uint64_t stream) {
+  record_plain([&](TraceWriter& w) { w.free(api, address, stream); });
+}
+
+void record_free_failed(format::Api api, uint64_t address, uint64_t error) {
+  record_plain([&](TraceWriter& w) { w.free_failed(api, address, error); });
+}
+
+void record_alloc_failed(format::Api api, int device, uint64_t size, uint64_t error, uint64_t free_bytes,
+                         uint64_t total_bytes) {
+  record_with_stack([&](TraceWriter& w, uint64_t stack) {
+    w.alloc_failed(api, device, size, stack, error, free_bytes, total_bytes);
+  });
+  if (error == 2 /* out of memory: the process may be about to die */) Recorder::instance().sync();
+}
+
+void record_mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset) {
+  record_plain([&](TraceWriter& w) { w.mem_map(address, size, handle, offset); });
+}
+
+void record_mem_unmap(uint64_t address, uint64_t size) {
+  record_plain([&](TraceWriter& w) { w.mem_unmap(address, size); });
+}
+
+void record_address_reserve(uint64_t address, uint64_t size) {
+  record_plain([&](TraceWriter& w) { w.address_reserve(address, size); });
+}
+
+void record_address_free(uint64_t address, uint64_t size) {
+  record_plain([&](TraceWriter& w) { w.address_free(address, size); });
+}
+
+void record_pool_create(uint64_t pool, int device) {
+  record_plain([&](TraceWriter& w) { w.pool_create(pool, device); });
+}
+
+void record_pool_destroy(uint64_t pool) {
+  record_plain([&](TraceWriter& w) { w.pool_destroy(pool); });
+}
+
+void record_pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used) {
+  record_plain([&](TraceWriter& w) { w.pool_trim(pool, min_keep, reserved, used); });
+}
+
+void record_pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used) {
+  record_plain([&](TraceWriter& w) { w.pool_usage(pool, device, reserved, used); });
+}
+
+void record_mem_info(int device, uint64_t free_bytes, uint64_t total_bytes) {
+  record_plain([&](TraceWriter& w) { w.mem_info(device, free_bytes, total_bytes); });
+}
+
+void start_recorder() {
+  BusyGuard busy;
+  Recorder& recorder = Recorder::instance();
+  // The root process always gets a trace, even if it never allocates; children only when they do.
+  if (recorder.enabled() && recorder.is_root()) recorder.open_now();
+}
+
+void finish_recorder() {
+  BusyGuard busy;
+  Recorder::instance().finish();
+}
+
+}  // namespace gpumemtrace::interpose

@@ -1,0 +1,71 @@
+// Decoding helpers for the reader's tests: read a whole trace into a list, and a trace with every record.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "trace/reader/reader.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpumemtrace::test {
+
+struct Decoded {
+  std::unique_ptr<trace::Reader> reader;  // kept: records point into it
+  std::vector<trace::Record> records;
+  std::vector<uint64_t> ends;  // the byte offset just past each record
+};
+
+// The bytes must outlive the result.
+inline Decoded decode_all(std::span<const uint8_t> bytes) {
+  Decoded out;
+  out.reader = std::make_unique<trace::Reader>(bytes);
+  while (const trace::Record* record = out.reader->next()) {
+    out.records.push_back(*record);
+    out.ends.push_back(out.reader->stop_offset());
+  }
+  return out;
+}
+
+// Every kind of record once at least, ending with End: what the truncation and bit-flip tests cut up.
+inline TraceBuilder every_record_trace() {
+  using format::Api;
+  using format::Token;
+  TraceBuilder b;
+  b.process(4242, 1, 1'700'000'000'123'456'789, 64, 3, "node7", "/usr/bin/python3", {"python3", "train.py", "-v"});
+  b.modules_begin(1);
+  b.module(0x400000, 0x400000, 0x480000, "/usr/bin/python3", "\x12\x34\xab");
+  b.module(0x7f0000000000, 0x7f0000001000, 0x7f0000090000, "/lib/libcuda.so.1", "");
+  b.thread_new(1, 4242, "python3");
+  b.stack_node(0, 0x401000).stack_node(1, 0x402000).stack_node(1, 0x403000);
+  b.alloc(Api::cudaMalloc, 0, 0x7f1000000000, 1 << 20, 2, 1000);
+  b.thread_new(2, 4250, "worker");
+  b.alloc(Api::cudaMallocAsync, 1, 0x7f1000200000, 4096, 3, 10, 0x5000);
+  b.alloc(Api::cuMemAllocFromPoolAsync, 1, 0x7f1000100000, 512, 3, 10, 0x5000, 0x6000);
+  b.alloc(Api::cuMemHostAlloc, -1, 0x7e0000000000, 3 << 20, 1, 5);
+  b.thread_switch(1);
+  b.free(Api::cudaFree, 0x7f1000000000, 20);
+  b.free(Api::cudaFreeAsync, 0x7f1000200000, 1, 0x5000);
+  b.alloc_failed(Api::cudaMalloc, 0, uint64_t{80} << 30, 2, 2, 7, uint64_t{1} << 30, uint64_t{16} << 30);
+  b.alloc_failed(Api::cuMemAlloc, 0, 12, 0, 1, 1);
+  b.free_failed(Api::cuMemFree, 0xdead000, 1, 2);
+  b.mem_map(0x7f2000000000, 2 << 20, 7, 0, 3);
+  b.range(Token::MemUnmap, 0x7f2000000000, 2 << 20, 4);
+  b.range(Token::AddressReserve, 0x7f3000000000, 1 << 30, 5);
+  b.range(Token::AddressFree, 0x7f3000000000, 1 << 30, 6);
+  b.pool(Token::PoolCreate, 0x6000, 1, 7);
+  b.pool_trim(0x6000, 0, 2 << 20, 1 << 20, 8);
+  b.pool(Token::PoolDestroy, 0x6000, 1, 9);
+  b.mem_info(0, uint64_t{15} << 30, uint64_t{16} << 30, 10);
+  b.fork(4300);
+  b.stacks_reset();
+  b.stack_node(0, 0x404000);
+  b.modules_begin(2);
+  b.module(0x400000, 0x400000, 0x480000, "/usr/bin/python3", "\x12\x34\xab");
+  b.alloc(Api::cuMemCreate, 0, 3, 2 << 20, 1, 11);
+  b.free(Api::cuMemRelease, 3, 12);
+  b.end(19, 13);
+  return b;
+}
+
+}  // namespace gpumemtrace::test

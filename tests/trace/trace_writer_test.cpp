@@ -1,0 +1,145 @@
+// The writer and the reader agree on every record: what TraceWriter writes is what trace::Reader reads.
+#include "trace/writer/trace_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "trace/reader/reader.h"
+#include "tests/support/trace_facts.h"
+#include "tests/support/traced_run.h"
+
+namespace gpumemtrace::test {
+namespace {
+
+using format::Api;
+
+writer::ProcessInfo sample_process() {
+  writer::ProcessInfo info;
+  info.pid = 4242;
+  info.ppid = 1;
+  info.start_wall_ns = 1'700'000'000'000'000'000ull;
+  info.max_stack_depth = 64;
+  info.rank = 3;
+  info.hostname = "node7";
+  info.executable = "/usr/bin/python3";
+  info.argv = {"python3", "train.py", "--batch", "64"};
+  return info;
+}
+
+std::string write_sample(const std::string& dir) {
+  std::string path = dir + "/sample.trace";
+  writer::TraceWriter writer;
+  EXPECT_TRUE(writer.open(path, sample_process())) << writer.error();
+  writer.modules(1, {{0x400000, 0x400000, 0x480000, "/usr/bin/python3", std::string("\x01\x02\x03", 3)}});
+  writer.thread_new(1, 4242, "python3");
+  writer.stack_node(0, 0x401000);
+  writer.stack_node(1, 0x402000);
+  writer.alloc(Api::cudaMalloc, 0, 0x7f0000000000, 1 << 20, 2, 0, 0);
+  writer.alloc(Api::cudaMallocAsync, 1, 0x7f0000100000, 4096, 1, 0x55, 0);
+  writer.alloc(Api::cuMemAllocFromPoolAsync, 0, 0x7eff00000000, 512, 2, 0x55, 0x99);
+  writer.thread_new(2, 4243, "worker");
+  writer.free(Api::cudaFreeAsync, 0x7f0000100000, 0x55);
+  writer.free_failed(Api::cudaFree, 0x1234, 1);
+  writer.alloc_failed(Api::cudaMalloc, 0, 80ull << 30, 2, 2, 1ull << 30, 16ull << 30);
+  writer.alloc_failed(Api::cuMemAlloc, 0, 100, 0, 1, 0, 0);
+  writer.thread_switch(1);
+  writer.address_reserve(0x10000000, 8 << 20);
+  writer.alloc(Api::cuMemCreate, 0, 77, 2 << 20, 0, 0, 0);
+  writer.mem_map(0x10000000, 2 << 20, 77, 0);
+  writer.mem_unmap(0x10000000, 2 << 20);
+  writer.free(Api::cuMemRelease, 77, 0);
+  writer.address_free(0x10000000, 8 << 20);
+  writer.pool_create(0x99, 0);
+  writer.pool_trim(0x99, 0, 2 << 20, 512);
+  writer.pool_destroy(0x99);
+  writer.mem_info(0, 15ull << 30, 16ull << 30);
+  writer.stacks_reset();
+  writer.stack_node(0, 0x403000);
+  writer.fork_child(4300);
+  writer.end();
+  return path;
+}
+
+TEST(TraceWriter, EveryRecordReadsBackExactly) {
+  std::string path = write_sample(make_temp_dir());
+  trace::Reader reader(path);
+  std::vector<trace::Record> records;
+  while (const trace::Record* r = reader.next()) records.push_back(*r);
+  ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+
+  const auto& process = std::get<trace::Process>(records.at(0));
+  EXPECT_EQ(process.pid, 4242u);
+  EXPECT_EQ(process.rank, 3);
+  EXPECT_EQ(process.hostname, "node7");
+  ASSERT_EQ(process.argv.size(), 4u);
+  EXPECT_EQ(process.argv[3], "64");
+
+  const auto& module = std::get<trace::Module>(records.at(2));
+  EXPECT_EQ(module.path, "/usr/bin/python3");
+  EXPECT_EQ(module.build_id, std::string_view("\x01\x02\x03", 3));
+  EXPECT_EQ(module.high, 0x480000u);
+
+  const auto& first = std::get<trace::Alloc>(records.at(6));
+  EXPECT_EQ(first.api, Api::cudaMalloc);
+  EXPECT_EQ(first.device, 0);
+  EXPECT_EQ(first.address, 0x7f0000000000u);
+  EXPECT_EQ(first.size, 1u << 20);
+  EXPECT_EQ(first.stack, 2u);
+  EXPECT_EQ(first.thread, 1u);
+  const auto& async = std::get<trace::Alloc>(records.at(7));
+  EXPECT_EQ(async.device, 1);
+  EXPECT_EQ(async.stream, 0x55u);
+  const auto& pooled = std::get<trace::Alloc>(records.at(8));
+  EXPECT_EQ(pooled.address, 0x7eff00000000u);  // a negative address delta
+  EXPECT_EQ(pooled.pool, 0x99u);
+  EXPECT_EQ(pooled.stream, 0x55u);
+
+  const auto& free = std::get<trace::Free>(records.at(10));
+  EXPECT_EQ(free.address, 0x7f0000100000u);
+  EXPECT_EQ(free.stream, 0x55u);
+  EXPECT_EQ(free.thread, 2u);
+  const auto& oom = std::get<trace::AllocFailed>(records.at(12));
+  EXPECT_EQ(oom.size, 80ull << 30);
+  EXPECT_EQ(oom.device_free, 1ull << 30);
+  EXPECT_EQ(oom.device_total, 16ull << 30);
+  const auto& invalid = std::get<trace::AllocFailed>(records.at(13));
+  EXPECT_EQ(invalid.error, 1u);
+  EXPECT_EQ(invalid.device_total, 0u);
+
+  EXPECT_EQ(std::get<trace::MemMap>(records.at(17)).handle, 77u);
+  EXPECT_EQ(std::get<trace::PoolTrim>(records.at(22)).reserved_after, 2u << 20);
+  EXPECT_EQ(std::get<trace::MemInfo>(records.at(24)).free_bytes, 15ull << 30);
+  EXPECT_EQ(std::get<trace::StackNode>(records.at(26)).id, 1u);
+  EXPECT_EQ(std::get<trace::Fork>(records.at(27)).child_pid, 4300u);
+  EXPECT_EQ(std::get<trace::End>(records.back()).events_written, 17u);
+
+  uint64_t last = 0;
+  for (const auto& r : records) {
+    std::visit([&](const auto& record) {
+      if constexpr (std::is_base_of_v<trace::Event, std::decay_t<decltype(record)>>) {
+        EXPECT_GE(record.time_ns, last);
+        last = record.time_ns;
+      }
+    }, r);
+  }
+}
+
+TEST(TraceWriter, FileEndsAtTheLastRecord) {
+  std::string path = write_sample(make_temp_dir());
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  trace::Reader reader(path);
+  while (reader.next()) {
+  }
+  EXPECT_EQ(static_cast<uint64_t>(in.tellg()), reader.stop_offset());
+}
+
+TEST(TraceWriter, UnwritablePathFailsCleanly) {
+  writer::TraceWriter writer;
+  EXPECT_FALSE(writer.open("/nonexistent-dir/x.trace", sample_process()));
+  EXPECT_NE(writer.error().find("cannot create /nonexistent-dir/x.trace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test

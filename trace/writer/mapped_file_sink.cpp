@@ -1,0 +1,93 @@
+#include "trace/writer/mapped_file_sink.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gpumemtrace::writer {
+
+namespace {
+constexpr size_t kGrowStep = size_t{8} << 20;
+constexpr size_t kAddressReservation = size_t{1} << 40;  // address space only; nothing is committed
+}  // namespace
+
+MappedFileSink::~MappedFileSink() { close(); }
+
+bool MappedFileSink::open(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    error_ = "cannot create " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  void* base = mmap(nullptr, kAddressReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    error_ = std::string("cannot reserve address space for the trace: ") + std::strerror(errno);
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  base_ = static_cast<uint8_t*>(base);
+  reserved_ = kAddressReservation;
+  if (!grow(0)) {
+    abandon();
+    return false;
+  }
+  return true;
+}
+
+bool MappedFileSink::grow(size_t bytes) {
+  if (!base_) return false;
+  failed_ = true;  // until this growth succeeds
+  size_t wanted = size_ + bytes;
+  size_t new_capacity = capacity_;
+  while (new_capacity < wanted || new_capacity == capacity_) new_capacity += kGrowStep;
+  if (new_capacity > reserved_) {
+    error_ = "trace reached the size limit of 1 TiB";
+    return false;
+  }
+  int rc = posix_fallocate(fd_, static_cast<off_t>(capacity_), static_cast<off_t>(new_capacity - capacity_));
+  if (rc != 0) {
+    error_ = std::string("cannot extend the trace file: ") + std::strerror(rc);
+    return false;
+  }
+  void* mapped = mmap(base_ + capacity_, new_capacity - capacity_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                      fd_, static_cast<off_t>(capacity_));
+  if (mapped == MAP_FAILED) {
+    error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
+    return false;
+  }
+#ifdef MADV_POPULATE_WRITE
+  // Fault the new pages in now, in one call, rather than one by one while records are written under the
+  // recorder's lock (older kernels refuse the advice; the pages then fault in as they are written).
+  madvise(mapped, new_capacity - capacity_, MADV_POPULATE_WRITE);
+#endif
+  capacity_ = new_capacity;
+  failed_ = false;
+  return true;
+}
+
+void MappedFileSink::sync() {
+  if (base_ && size_) msync(base_, size_, MS_SYNC);
+}
+
+void MappedFileSink::close() {
+  if (!base_) return;
+  if (ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    // The tail stays zero-filled; readers treat zeros as the end of the data.
+  }
+  abandon();
+}
+
+void MappedFileSink::abandon() {
+  if (base_) munmap(base_, reserved_);
+  if (fd_ >= 0) ::close(fd_);
+  base_ = nullptr;
+  fd_ = -1;
+  reserved_ = capacity_ = size_ = 0;
+  failed_ = false;
+}
+
+}  // namespace gpumemtrace::writer
