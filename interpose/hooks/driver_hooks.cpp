@@ -1,18 +1,21 @@
-// Wrappers for every driver memory API (DESIGN.md §3). Each calls the real function with the caller's
-// exact arguments and returns its result untouched; allocations are recorded after they succeed, frees
-// before they run.
+// Wrappers for every driver memory API (docs/cuda-memory-paths.md). Each calls the real function with the
+// caller's exact arguments and returns its result untouched; allocations are recorded after they succeed,
+// frees before they run. The functions are listed in driver_functions.def; each wrapper below only says
+// what its call means for the trace, and four templates do the calling and recording.
 #include <cuda.h>
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
-#include "interpose/recording/debug_log.h"
 #include "interpose/hooks/driver_table.h"
 #include "interpose/hooks/real_dlsym.h"
+#include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
 
 using gpumemtrace::format::Api;
@@ -31,17 +34,29 @@ GMT_EXPORT CUresult gmt_cuGetProcAddress_v1(const char* symbol, void** pfn, int 
 
 namespace {
 
-template <typename Fn>
-Fn real(DriverFn fn) {
-  return reinterpret_cast<Fn>(real_driver_function(fn));
+// The C type of each driver function, from its declaration.
+template <DriverFn F>
+struct DriverFunction;
+#define GMT_DRIVER_WRAPPED(id, function) \
+  template <>                            \
+  struct DriverFunction<DriverFn::id> {  \
+    using Type = decltype(&function);    \
+  };
+#define GMT_DRIVER_CALLED GMT_DRIVER_WRAPPED
+#include "interpose/hooks/driver_functions.def"
+#undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_CALLED
+
+template <DriverFn F>
+typename DriverFunction<F>::Type real() {
+  return reinterpret_cast<typename DriverFunction<F>::Type>(real_driver_function(F));
 }
 
 uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // Inside a runtime hook, the driver call that carries the runtime call's own allocation is recorded under
 // the runtime API; anything else the runtime allocates on the way is recorded under the driver API.
-void on_alloc(Api driver_api, int device, uint64_t address, uint64_t size, uint64_t stream = 0,
-              uint64_t pool = 0) {
+void on_alloc(Api driver_api, int device, uint64_t address, uint64_t size, uint64_t stream, uint64_t pool) {
   HookState& state = hook_state();
   Api api = driver_api;
   if (state.runtime_depth && !state.recorded && (state.runtime_size == 0 || state.runtime_size == size)) {
@@ -51,7 +66,7 @@ void on_alloc(Api driver_api, int device, uint64_t address, uint64_t size, uint6
   record_alloc(api, device, address, size, stream, pool);
 }
 
-void on_free(Api driver_api, uint64_t address, uint64_t stream = 0) {
+void on_free(Api driver_api, uint64_t address, uint64_t stream) {
   HookState& state = hook_state();
   if (state.runtime_depth && state.recorded && state.runtime_address == address) return;
   record_free(driver_api, address, stream);
@@ -83,24 +98,27 @@ class CreatedPools {
 };
 CreatedPools g_created_pools;
 
+// A pool's reserved and used memory now; false if the driver would not say.
+bool pool_usage(CUmemoryPool pool, cuuint64_t& reserved, cuuint64_t& used) {
+  auto attribute = real<DriverFn::MemPoolGetAttribute>();
+  return attribute && attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == CUDA_SUCCESS &&
+         attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) == CUDA_SUCCESS;
+}
+
 // Records reserved and used memory of every pool on the device: where freed memory may be waiting.
 void record_pools_of(int device) {
-  auto attribute = real<decltype(&cuMemPoolGetAttribute)>(DriverFn::MemPoolGetAttribute);
-  if (!attribute || device < 0) return;
+  if (device < 0) return;
   std::vector<CUmemoryPool> pools = g_created_pools.on_device(device);
-  for (DriverFn which : {DriverFn::DeviceGetDefaultMemPool, DriverFn::DeviceGetMemPool}) {
-    auto get = real<CUresult (*)(CUmemoryPool*, CUdevice)>(which);
+  auto add_device_pool = [&](auto get) {
     CUmemoryPool pool = nullptr;
-    if (get && get(&pool, device) == CUDA_SUCCESS && pool &&
-        std::find(pools.begin(), pools.end(), pool) == pools.end()) {
+    if (get && get(&pool, device) == CUDA_SUCCESS && pool && std::find(pools.begin(), pools.end(), pool) == pools.end())
       pools.push_back(pool);
-    }
-  }
+  };
+  add_device_pool(real<DriverFn::DeviceGetDefaultMemPool>());
+  add_device_pool(real<DriverFn::DeviceGetMemPool>());
   for (CUmemoryPool pool : pools) {
     cuuint64_t reserved = 0, used = 0;
-    if (attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS) continue;
-    if (attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) != CUDA_SUCCESS) continue;
-    record_pool_usage(as_u64(pool), device, reserved, used);
+    if (pool_usage(pool, reserved, used)) record_pool_usage(as_u64(pool), device, reserved, used);
   }
 }
 
@@ -113,15 +131,14 @@ void on_alloc_failed(Api driver_api, int device, uint64_t size, CUresult error) 
   }
   size_t free_bytes = 0, total_bytes = 0;
   if (error == CUDA_ERROR_OUT_OF_MEMORY) {
-    auto info = real<CUresult (*)(size_t*, size_t*)>(DriverFn::MemGetInfo);
+    auto info = real<DriverFn::MemGetInfo>();
     if (!info || info(&free_bytes, &total_bytes) != CUDA_SUCCESS) free_bytes = total_bytes = 0;
   }
   record_alloc_failed(api, device, size, static_cast<uint64_t>(error), free_bytes, total_bytes);
-  if (error == CUDA_ERROR_OUT_OF_MEMORY) record_pools_of(device);
-}
-
-void on_free_result(Api driver_api, uint64_t address, CUresult rc) {
-  if (rc != CUDA_SUCCESS) record_free_failed(driver_api, address, static_cast<uint64_t>(rc));
+  if (error == CUDA_ERROR_OUT_OF_MEMORY) {
+    record_pools_of(device);
+    sync_trace();  // the process may be about to die of it
+  }
 }
 
 size_t array_element_bytes(CUarray_format format, unsigned channels) {
@@ -143,13 +160,85 @@ size_t array_element_bytes(CUarray_format format, unsigned channels) {
   return per_channel * (channels ? channels : 1);
 }
 
-size_t array_bytes(size_t width, size_t height, size_t depth, CUarray_format format, unsigned channels) {
-  return (width ? width : 1) * (height ? height : 1) * (depth ? depth : 1) * array_element_bytes(format, channels);
+template <typename Descriptor>
+uint64_t array_bytes(const Descriptor& desc, size_t depth) {
+  return (desc.Width ? desc.Width : 1) * (desc.Height ? desc.Height : 1) * (depth ? depth : 1) *
+         array_element_bytes(desc.Format, desc.NumChannels);
+}
+
+// ---- the four shapes of a wrapper ----
+
+// What a successful allocation made.
+struct Made {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t stream = 0;
+  uint64_t pool = 0;
+};
+
+// Stands for the calling thread's current device, looked up only when the call is traced.
+constexpr int kCurrentDevice = -2;
+
+// An allocation: recorded after the call, with `made()` reading the out-parameters on success and
+// `requested` bytes on failure.
+template <DriverFn F, typename MadeFn, typename... Args>
+CUresult allocation(Api api, int device, uint64_t requested, MadeFn&& made, Args... args) {
+  auto fn = real<F>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = fn(args...);
+  if (!tracing_active()) return rc;
+  if (device == kCurrentDevice) device = current_device();
+  if (rc == CUDA_SUCCESS) {
+    Made m = made();
+    on_alloc(api, device, m.address, m.size, m.stream, m.pool);
+  } else {
+    on_alloc_failed(api, device, requested, rc);
+  }
+  return rc;
+}
+
+// A free: recorded before the call (the address may be reused by another thread the moment it returns),
+// and a refusal after it. Freeing nothing (0) is passed through unrecorded.
+template <DriverFn F, typename... Args>
+CUresult release(Api api, uint64_t address, uint64_t stream, Args... args) {
+  auto fn = real<F>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!tracing_active() || address == 0) return fn(args...);
+  on_free(api, address, stream);
+  CUresult rc = fn(args...);
+  if (rc != CUDA_SUCCESS) record_free_failed(api, address, static_cast<uint64_t>(rc));
+  return rc;
+}
+
+// Something that takes effect when the call succeeds: recorded after it.
+template <DriverFn F, typename Record, typename... Args>
+CUresult recorded_after(Record&& record, Args... args) {
+  auto fn = real<F>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = fn(args...);
+  if (rc == CUDA_SUCCESS && tracing_active()) record();
+  return rc;
+}
+
+// Something that ends a resource: recorded before the call, like a free.
+template <DriverFn F, typename Record, typename... Args>
+CUresult recorded_before(Record&& record, Args... args) {
+  auto fn = real<F>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  if (tracing_active()) record();
+  return fn(args...);
 }
 
 // Replaces a real driver function pointer by our wrapper, if we wrap it.
-void swap_in_wrapper(void** pfn) {
-  if (void* wrapper = wrapper_for_real(*pfn)) *pfn = wrapper;
+template <DriverFn F, typename... Args>
+CUresult lookup(void** pfn, Args... args) {
+  auto fn = real<F>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = fn(args...);
+  if (rc == CUDA_SUCCESS && pfn && *pfn) {
+    if (void* wrapper = wrapper_for_real(*pfn)) *pfn = wrapper;
+  }
+  return rc;
 }
 
 }  // namespace
@@ -158,292 +247,172 @@ void swap_in_wrapper(void** pfn) {
 
 GMT_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult* status) {
-  auto fn = real<decltype(&cuGetProcAddress_v2)>(DriverFn::GetProcAddress_v2);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(symbol, pfn, version, flags, status);
-  if (rc == CUDA_SUCCESS && pfn && *pfn) swap_in_wrapper(pfn);
-  return rc;
+  return lookup<DriverFn::GetProcAddress_v2>(pfn, symbol, pfn, version, flags, status);
 }
 
 CUresult gmt_cuGetProcAddress_v1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  auto fn = real<decltype(&gmt_cuGetProcAddress_v1)>(DriverFn::GetProcAddress);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(symbol, pfn, version, flags);
-  if (rc == CUDA_SUCCESS && pfn && *pfn) swap_in_wrapper(pfn);
-  return rc;
+  return lookup<DriverFn::GetProcAddress>(pfn, symbol, pfn, version, flags);
 }
 
-// ---- device memory ----
+// ---- device, managed and pinned host memory ----
 
 GMT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  auto fn = real<decltype(&cuMemAlloc_v2)>(DriverFn::MemAlloc);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(dptr, bytesize);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAlloc, current_device(), *dptr, bytesize);
-  else on_alloc_failed(Api::cuMemAlloc, current_device(), bytesize, rc);
-  return rc;
+  return allocation<DriverFn::MemAlloc>(Api::cuMemAlloc, kCurrentDevice, bytesize, [&] { return Made{*dptr, bytesize}; },
+                                        dptr, bytesize);
 }
 
 GMT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
                                        unsigned int element_size) {
-  auto fn = real<decltype(&cuMemAllocPitch_v2)>(DriverFn::MemAllocPitch);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(dptr, pitch, width, height, element_size);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocPitch, current_device(), *dptr, *pitch * height);
-  else on_alloc_failed(Api::cuMemAllocPitch, current_device(), width * height, rc);
-  return rc;
+  return allocation<DriverFn::MemAllocPitch>(Api::cuMemAllocPitch, kCurrentDevice, width * height,
+                                             [&] { return Made{*dptr, *pitch * height}; }, dptr, pitch, width, height,
+                                             element_size);
 }
 
 GMT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  auto fn = real<decltype(&cuMemFree_v2)>(DriverFn::MemFree);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing_active() || dptr == 0) return fn(dptr);
-  on_free(Api::cuMemFree, dptr);
-  CUresult rc = fn(dptr);
-  on_free_result(Api::cuMemFree, dptr, rc);
-  return rc;
+  return release<DriverFn::MemFree>(Api::cuMemFree, dptr, 0, dptr);
 }
 
 GMT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
-  auto fn = real<decltype(&cuMemAllocManaged)>(DriverFn::MemAllocManaged);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(dptr, bytesize, flags);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocManaged, current_device(), *dptr, bytesize);
-  else on_alloc_failed(Api::cuMemAllocManaged, current_device(), bytesize, rc);
-  return rc;
+  return allocation<DriverFn::MemAllocManaged>(Api::cuMemAllocManaged, kCurrentDevice, bytesize,
+                                               [&] { return Made{*dptr, bytesize}; }, dptr, bytesize, flags);
 }
 
-// ---- pinned host memory ----
-
 GMT_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
-  auto fn = real<decltype(&cuMemHostAlloc)>(DriverFn::MemHostAlloc);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(pp, bytesize, flags);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemHostAlloc, -1, as_u64(*pp), bytesize);
-  else on_alloc_failed(Api::cuMemHostAlloc, -1, bytesize, rc);
-  return rc;
+  return allocation<DriverFn::MemHostAlloc>(Api::cuMemHostAlloc, -1, bytesize,
+                                            [&] { return Made{as_u64(*pp), bytesize}; }, pp, bytesize, flags);
 }
 
 GMT_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-  auto fn = real<decltype(&cuMemAllocHost_v2)>(DriverFn::MemAllocHost);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(pp, bytesize);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocHost, -1, as_u64(*pp), bytesize);
-  else on_alloc_failed(Api::cuMemAllocHost, -1, bytesize, rc);
-  return rc;
+  return allocation<DriverFn::MemAllocHost>(Api::cuMemAllocHost, -1, bytesize,
+                                            [&] { return Made{as_u64(*pp), bytesize}; }, pp, bytesize);
 }
 
 GMT_EXPORT CUresult cuMemFreeHost(void* p) {
-  auto fn = real<decltype(&cuMemFreeHost)>(DriverFn::MemFreeHost);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing_active() || !p) return fn(p);
-  on_free(Api::cuMemFreeHost, as_u64(p));
-  CUresult rc = fn(p);
-  on_free_result(Api::cuMemFreeHost, as_u64(p), rc);
-  return rc;
+  return release<DriverFn::MemFreeHost>(Api::cuMemFreeHost, as_u64(p), 0, p);
 }
 
-// ---- stream-ordered allocation ----
-
-namespace {
-
-CUresult alloc_async(DriverFn which, CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  auto fn = real<CUresult (*)(CUdeviceptr*, size_t, CUstream)>(which);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(dptr, bytesize, stream);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemAllocAsync, current_device(), *dptr, bytesize, as_u64(stream));
-  else on_alloc_failed(Api::cuMemAllocAsync, current_device(), bytesize, rc);
-  return rc;
-}
-
-CUresult alloc_from_pool(DriverFn which, CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
-  auto fn = real<CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream)>(which);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(dptr, bytesize, pool, stream);
-  if (!tracing_active()) return rc;
-  if (rc == CUDA_SUCCESS) {
-    on_alloc(Api::cuMemAllocFromPoolAsync, current_device(), *dptr, bytesize, as_u64(stream), as_u64(pool));
-  } else {
-    on_alloc_failed(Api::cuMemAllocFromPoolAsync, current_device(), bytesize, rc);
-  }
-  return rc;
-}
-
-CUresult free_async(DriverFn which, CUdeviceptr dptr, CUstream stream) {
-  auto fn = real<CUresult (*)(CUdeviceptr, CUstream)>(which);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing_active() || dptr == 0) return fn(dptr, stream);
-  on_free(Api::cuMemFreeAsync, dptr, as_u64(stream));
-  CUresult rc = fn(dptr, stream);
-  on_free_result(Api::cuMemFreeAsync, dptr, rc);
-  return rc;
-}
-
-}  // namespace
+// ---- stream-ordered allocation (each also with the per-thread default stream, _ptsz) ----
 
 GMT_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return alloc_async(DriverFn::MemAllocAsync, dptr, bytesize, stream);
+  return allocation<DriverFn::MemAllocAsync>(Api::cuMemAllocAsync, kCurrentDevice, bytesize,
+                                             [&] { return Made{*dptr, bytesize, as_u64(stream)}; }, dptr, bytesize,
+                                             stream);
 }
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return alloc_async(DriverFn::MemAllocAsync_ptsz, dptr, bytesize, stream);
+  return allocation<DriverFn::MemAllocAsync_ptsz>(Api::cuMemAllocAsync, kCurrentDevice, bytesize,
+                                                  [&] { return Made{*dptr, bytesize, as_u64(stream)}; }, dptr,
+                                                  bytesize, stream);
 }
+
 GMT_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
-  return alloc_from_pool(DriverFn::MemAllocFromPoolAsync, dptr, bytesize, pool, stream);
+  return allocation<DriverFn::MemAllocFromPoolAsync>(
+      Api::cuMemAllocFromPoolAsync, kCurrentDevice, bytesize,
+      [&] { return Made{*dptr, bytesize, as_u64(stream), as_u64(pool)}; }, dptr, bytesize, pool, stream);
 }
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
-  return alloc_from_pool(DriverFn::MemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, stream);
+  return allocation<DriverFn::MemAllocFromPoolAsync_ptsz>(
+      Api::cuMemAllocFromPoolAsync, kCurrentDevice, bytesize,
+      [&] { return Made{*dptr, bytesize, as_u64(stream), as_u64(pool)}; }, dptr, bytesize, pool, stream);
 }
+
 GMT_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  return free_async(DriverFn::MemFreeAsync, dptr, stream);
+  return release<DriverFn::MemFreeAsync>(Api::cuMemFreeAsync, dptr, as_u64(stream), dptr, stream);
 }
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  return free_async(DriverFn::MemFreeAsync_ptsz, dptr, stream);
+  return release<DriverFn::MemFreeAsync_ptsz>(Api::cuMemFreeAsync, dptr, as_u64(stream), dptr, stream);
 }
 
 // ---- memory pools ----
 
 GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
-  auto fn = real<decltype(&cuMemPoolCreate)>(DriverFn::MemPoolCreate);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(pool, props);
-  if (rc == CUDA_SUCCESS && tracing_active()) {
-    int device = props ? props->location.id : -1;
-    g_created_pools.add(*pool, device);
-    record_pool_create(as_u64(*pool), device);
-  }
-  return rc;
+  return recorded_after<DriverFn::MemPoolCreate>(
+      [&] {
+        int device = props ? props->location.id : -1;
+        g_created_pools.add(*pool, device);
+        record_pool_create(as_u64(*pool), device);
+      },
+      pool, props);
 }
 
 GMT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
-  auto fn = real<decltype(&cuMemPoolDestroy)>(DriverFn::MemPoolDestroy);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing_active()) {
-    g_created_pools.remove(pool);
-    record_pool_destroy(as_u64(pool));
-  }
-  return fn(pool);
+  return recorded_before<DriverFn::MemPoolDestroy>(
+      [&] {
+        g_created_pools.remove(pool);
+        record_pool_destroy(as_u64(pool));
+      },
+      pool);
 }
 
 GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
-  auto fn = real<decltype(&cuMemPoolTrimTo)>(DriverFn::MemPoolTrimTo);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(pool, min_bytes_to_keep);
-  if (rc != CUDA_SUCCESS || !tracing_active()) return rc;
-  cuuint64_t reserved = 0, used = 0;
-  if (auto attribute = real<decltype(&cuMemPoolGetAttribute)>(DriverFn::MemPoolGetAttribute)) {
-    attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
-    attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used);
-  }
-  record_pool_trim(as_u64(pool), min_bytes_to_keep, reserved, used);
-  return rc;
+  return recorded_after<DriverFn::MemPoolTrimTo>(
+      [&] {
+        cuuint64_t reserved = 0, used = 0;
+        pool_usage(pool, reserved, used);
+        record_pool_trim(as_u64(pool), min_bytes_to_keep, reserved, used);
+      },
+      pool, min_bytes_to_keep);
 }
 
-// ---- virtual memory management ----
+// ---- virtual memory management: physical memory, mappings, address reservations ----
 
 GMT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                                 unsigned long long flags) {
-  auto fn = real<decltype(&cuMemCreate)>(DriverFn::MemCreate);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(handle, size, prop, flags);
-  if (!tracing_active()) return rc;
-  int device = prop ? prop->location.id : -1;
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuMemCreate, device, *handle, size);
-  else on_alloc_failed(Api::cuMemCreate, device, size, rc);
-  return rc;
+  return allocation<DriverFn::MemCreate>(Api::cuMemCreate, prop ? prop->location.id : -1, size,
+                                         [&] { return Made{*handle, size}; }, handle, size, prop, flags);
 }
 
 GMT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  auto fn = real<decltype(&cuMemRelease)>(DriverFn::MemRelease);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing_active()) return fn(handle);
-  on_free(Api::cuMemRelease, handle);
-  CUresult rc = fn(handle);
-  on_free_result(Api::cuMemRelease, handle, rc);
-  return rc;
+  return release<DriverFn::MemRelease>(Api::cuMemRelease, handle, 0, handle);
 }
 
 GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                              unsigned long long flags) {
-  auto fn = real<decltype(&cuMemMap)>(DriverFn::MemMap);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(ptr, size, offset, handle, flags);
-  if (rc == CUDA_SUCCESS && tracing_active()) record_mem_map(ptr, size, handle, offset);
-  return rc;
+  return recorded_after<DriverFn::MemMap>([&] { record_mem_map(ptr, size, handle, offset); }, ptr, size, offset,
+                                          handle, flags);
 }
 
 GMT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  auto fn = real<decltype(&cuMemUnmap)>(DriverFn::MemUnmap);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing_active()) record_mem_unmap(ptr, size);
-  return fn(ptr, size);
+  return recorded_before<DriverFn::MemUnmap>([&] { record_mem_unmap(ptr, size); }, ptr, size);
 }
 
 GMT_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                                         unsigned long long flags) {
-  auto fn = real<decltype(&cuMemAddressReserve)>(DriverFn::MemAddressReserve);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(ptr, size, alignment, addr, flags);
-  if (rc == CUDA_SUCCESS && tracing_active()) record_address_reserve(*ptr, size);
-  return rc;
+  return recorded_after<DriverFn::MemAddressReserve>([&] { record_address_reserve(*ptr, size); }, ptr, size,
+                                                     alignment, addr, flags);
 }
 
 GMT_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  auto fn = real<decltype(&cuMemAddressFree)>(DriverFn::MemAddressFree);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing_active()) record_address_free(ptr, size);
-  return fn(ptr, size);
+  return recorded_before<DriverFn::MemAddressFree>([&] { record_address_free(ptr, size); }, ptr, size);
 }
 
 // ---- what the program asked about free memory ----
 
 GMT_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
-  auto fn = real<decltype(&cuMemGetInfo_v2)>(DriverFn::MemGetInfo);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(free_bytes, total_bytes);
-  if (rc == CUDA_SUCCESS && tracing_active() && free_bytes && total_bytes) {
-    record_mem_info(current_device(), *free_bytes, *total_bytes);
-  }
-  return rc;
+  return recorded_after<DriverFn::MemGetInfo>(
+      [&] {
+        if (free_bytes && total_bytes) record_mem_info(current_device(), *free_bytes, *total_bytes);
+      },
+      free_bytes, total_bytes);
 }
 
 // ---- arrays ----
 
 GMT_EXPORT CUresult cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
-  auto fn = real<decltype(&cuArrayCreate_v2)>(DriverFn::ArrayCreate);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(handle, desc);
-  if (!tracing_active() || !desc) return rc;
-  size_t bytes = array_bytes(desc->Width, desc->Height, 1, desc->Format, desc->NumChannels);
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuArrayCreate, current_device(), as_u64(*handle), bytes);
-  else on_alloc_failed(Api::cuArrayCreate, current_device(), bytes, rc);
-  return rc;
+  if (!desc) return recorded_after<DriverFn::ArrayCreate>([] {}, handle, desc);
+  uint64_t bytes = array_bytes(*desc, 1);
+  return allocation<DriverFn::ArrayCreate>(Api::cuArrayCreate, kCurrentDevice, bytes,
+                                           [&] { return Made{as_u64(*handle), bytes}; }, handle, desc);
 }
 
 GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
-  auto fn = real<decltype(&cuArray3DCreate_v2)>(DriverFn::Array3DCreate);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(handle, desc);
-  if (!tracing_active() || !desc) return rc;
-  size_t bytes = array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels);
-  if (rc == CUDA_SUCCESS) on_alloc(Api::cuArray3DCreate, current_device(), as_u64(*handle), bytes);
-  else on_alloc_failed(Api::cuArray3DCreate, current_device(), bytes, rc);
-  return rc;
+  if (!desc) return recorded_after<DriverFn::Array3DCreate>([] {}, handle, desc);
+  uint64_t bytes = array_bytes(*desc, desc->Depth);
+  return allocation<DriverFn::Array3DCreate>(Api::cuArray3DCreate, kCurrentDevice, bytes,
+                                             [&] { return Made{as_u64(*handle), bytes}; }, handle, desc);
 }
 
 GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
-  auto fn = real<decltype(&cuArrayDestroy)>(DriverFn::ArrayDestroy);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!tracing_active() || !handle) return fn(handle);
-  on_free(Api::cuArrayDestroy, as_u64(handle));
-  CUresult rc = fn(handle);
-  on_free_result(Api::cuArrayDestroy, as_u64(handle), rc);
-  return rc;
+  return release<DriverFn::ArrayDestroy>(Api::cuArrayDestroy, as_u64(handle), 0, handle);
 }
 
 // ---- the table ----
@@ -458,41 +427,19 @@ struct Entry {
   std::atomic<void*> real{nullptr};
 };
 
+// The exported name of each function: its identifier, but for the 11.3 lookup's asm label.
+constexpr const char* exported_name(const char* identifier) {
+  return std::string_view(identifier) == "gmt_cuGetProcAddress_v1" ? "cuGetProcAddress" : identifier;
+}
+
 Entry g_entries[] = {
-    {"cuGetProcAddress", reinterpret_cast<void*>(&gmt_cuGetProcAddress_v1)},
-    {"cuGetProcAddress_v2", reinterpret_cast<void*>(&cuGetProcAddress_v2)},
-    {"cuMemAlloc_v2", reinterpret_cast<void*>(&cuMemAlloc_v2)},
-    {"cuMemAllocPitch_v2", reinterpret_cast<void*>(&cuMemAllocPitch_v2)},
-    {"cuMemFree_v2", reinterpret_cast<void*>(&cuMemFree_v2)},
-    {"cuMemAllocManaged", reinterpret_cast<void*>(&cuMemAllocManaged)},
-    {"cuMemHostAlloc", reinterpret_cast<void*>(&cuMemHostAlloc)},
-    {"cuMemAllocHost_v2", reinterpret_cast<void*>(&cuMemAllocHost_v2)},
-    {"cuMemFreeHost", reinterpret_cast<void*>(&cuMemFreeHost)},
-    {"cuMemAllocAsync", reinterpret_cast<void*>(&cuMemAllocAsync)},
-    {"cuMemAllocAsync_ptsz", reinterpret_cast<void*>(&cuMemAllocAsync_ptsz)},
-    {"cuMemAllocFromPoolAsync", reinterpret_cast<void*>(&cuMemAllocFromPoolAsync)},
-    {"cuMemAllocFromPoolAsync_ptsz", reinterpret_cast<void*>(&cuMemAllocFromPoolAsync_ptsz)},
-    {"cuMemFreeAsync", reinterpret_cast<void*>(&cuMemFreeAsync)},
-    {"cuMemFreeAsync_ptsz", reinterpret_cast<void*>(&cuMemFreeAsync_ptsz)},
-    {"cuMemPoolCreate", reinterpret_cast<void*>(&cuMemPoolCreate)},
-    {"cuMemPoolDestroy", reinterpret_cast<void*>(&cuMemPoolDestroy)},
-    {"cuMemPoolTrimTo", reinterpret_cast<void*>(&cuMemPoolTrimTo)},
-    {"cuMemCreate", reinterpret_cast<void*>(&cuMemCreate)},
-    {"cuMemRelease", reinterpret_cast<void*>(&cuMemRelease)},
-    {"cuMemMap", reinterpret_cast<void*>(&cuMemMap)},
-    {"cuMemUnmap", reinterpret_cast<void*>(&cuMemUnmap)},
-    {"cuMemAddressReserve", reinterpret_cast<void*>(&cuMemAddressReserve)},
-    {"cuMemAddressFree", reinterpret_cast<void*>(&cuMemAddressFree)},
-    {"cuMemGetInfo_v2", reinterpret_cast<void*>(&cuMemGetInfo_v2)},
-    {"cuArrayCreate_v2", reinterpret_cast<void*>(&cuArrayCreate_v2)},
-    {"cuArray3DCreate_v2", reinterpret_cast<void*>(&cuArray3DCreate_v2)},
-    {"cuArrayDestroy", reinterpret_cast<void*>(&cuArrayDestroy)},
-    {"cuCtxGetDevice", nullptr},
-    {"cuMemPoolGetAttribute", nullptr},
-    {"cuDeviceGetMemPool", nullptr},
-    {"cuDeviceGetDefaultMemPool", nullptr},
+#define GMT_DRIVER_WRAPPED(id, function) {exported_name(#function), reinterpret_cast<void*>(&function)},
+#define GMT_DRIVER_CALLED(id, function) {#function, nullptr},
+#include "interpose/hooks/driver_functions.def"
+#undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_CALLED
 };
-static_assert(sizeof(g_entries) / sizeof(g_entries[0]) == static_cast<size_t>(DriverFn::Count));
+static_assert(std::size(g_entries) == static_cast<size_t>(DriverFn::Count));
 
 bool is_wrapper(void* fn) {
   for (const Entry& entry : g_entries) {
@@ -552,7 +499,7 @@ void* wrapper_for_real(void* real_function) {
 }
 
 int current_device() {
-  auto get = reinterpret_cast<CUresult (*)(CUdevice*)>(real_driver_function(DriverFn::CtxGetDevice));
+  auto get = real<DriverFn::CtxGetDevice>();
   CUdevice device = -1;
   if (!get || get(&device) != CUDA_SUCCESS) return -1;
   return device;

@@ -1,47 +1,18 @@
-// The driver entry points the tracer wraps, and the real functions behind them.
-// A wrapper is exported under the driver's own name (for programs linked with -lcuda) and handed out in
-// place of the real pointer wherever the program obtains one (dlsym, cuGetProcAddress).
+// The driver entry points the tracer wraps or calls (driver_functions.def), and the real functions behind
+// them. A wrapper is exported under the driver's own name (for programs linked with -lcuda) and handed out
+// in place of the real pointer wherever the program obtains one (dlsym, cuGetProcAddress).
 #pragma once
 
-#include <cstddef>
+#include <cuda.h>
 
 namespace gpumemtrace::interpose {
 
 enum class DriverFn : int {
-  GetProcAddress,      // the 4-argument lookup (CUDA 11.3 ABI)
-  GetProcAddress_v2,   // the 5-argument lookup (CUDA 12.0 ABI)
-  MemAlloc,
-  MemAllocPitch,
-  MemFree,
-  MemAllocManaged,
-  MemHostAlloc,
-  MemAllocHost,
-  MemFreeHost,
-  MemAllocAsync,
-  MemAllocAsync_ptsz,
-  MemAllocFromPoolAsync,
-  MemAllocFromPoolAsync_ptsz,
-  MemFreeAsync,
-  MemFreeAsync_ptsz,
-  MemPoolCreate,
-  MemPoolDestroy,
-  MemPoolTrimTo,
-  MemCreate,
-  MemRelease,
-  MemMap,
-  MemUnmap,
-  MemAddressReserve,
-  MemAddressFree,
-  MemGetInfo,
-  ArrayCreate,
-  Array3DCreate,
-  ArrayDestroy,
-  WrappedCount,
-  // Called by the tracer itself, never wrapped.
-  CtxGetDevice = WrappedCount,
-  MemPoolGetAttribute,
-  DeviceGetMemPool,
-  DeviceGetDefaultMemPool,
+#define GMT_DRIVER_WRAPPED(id, function) id,
+#define GMT_DRIVER_CALLED(id, function) id,
+#include "interpose/hooks/driver_functions.def"
+#undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_CALLED
   Count,
 };
 

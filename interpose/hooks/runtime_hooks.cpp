@@ -67,6 +67,7 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
       record_alloc(api, device, address, size, stream, pool);
     } else {
       record_alloc_failed(api, device, requested, static_cast<uint64_t>(rc), 0, 0);
+      if (rc == cudaErrorMemoryAllocation) sync_trace();
     }
   }
   return rc;

@@ -281,7 +281,11 @@ void record_alloc_failed(format::Api api, int device, uint64_t size, uint64_t er
   record_with_stack([&](TraceWriter& w, uint64_t stack) {
     w.alloc_failed(api, device, size, stack, error, free_bytes, total_bytes);
   });
-  if (error == 2 /* out of memory: the process may be about to die */) Recorder::instance().sync();
+}
+
+void sync_trace() {
+  BusyGuard busy;
+  Recorder::instance().sync();
 }
 
 void record_mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset) {

@@ -49,7 +49,7 @@ void record_alloc(format::Api api, int device, uint64_t address, uint64_t size, 
                   uint64_t pool = 0);
 void record_free(format::Api api, uint64_t address, uint64_t stream = 0);
 void record_free_failed(format::Api api, uint64_t address, uint64_t error);
-// For out-of-memory errors, free/total are the device's at that moment; the record is synced to disk.
+// For out-of-memory errors, free/total are the device's at that moment.
 void record_alloc_failed(format::Api api, int device, uint64_t size, uint64_t error, uint64_t free_bytes,
                          uint64_t total_bytes);
 void record_mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset);
@@ -61,6 +61,9 @@ void record_pool_destroy(uint64_t pool);
 void record_pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used);
 void record_pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used);
 void record_mem_info(int device, uint64_t free_bytes, uint64_t total_bytes);
+
+// Pushes what was written to the disk: after an out-of-memory failure, the process may be about to die.
+void sync_trace();
 
 // Starts the recorder early (library constructor); everything else starts it on first use too.
 void start_recorder();
