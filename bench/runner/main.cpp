@@ -1,6 +1,6 @@
 // bench_runner: the benchmarks of docs/benchmarks.md. Run it through bench/run.sh, which builds a Release
 // tree first. Prints Markdown tables of per-event capture cost, trace size and analyzer speed and memory,
-// side by side with heaptrack, and whether each target of DESIGN.md §7 is met.
+// side by side with heaptrack, and whether each target of docs/benchmarks.md is met.
 #include <fmt/core.h>
 
 #include <cstdlib>

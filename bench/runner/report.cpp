@@ -82,7 +82,7 @@ void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std:
 }
 
 void print_targets(const std::vector<CaptureResult>& capture, const std::vector<AnalyzerResult>& analyzer) {
-  fmt::print("### Targets (DESIGN.md §7)\n\n| target | measured | verdict |\n|---|---|---|\n");
+  fmt::print("### Targets (docs/benchmarks.md)\n\n| target | measured | verdict |\n|---|---|---|\n");
   for (const auto& r : capture) {
     auto theirs = r.heaptrack_ns();
     if (!theirs) continue;

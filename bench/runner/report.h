@@ -1,5 +1,5 @@
 // Prints the benchmark's results as Markdown tables (pasted as is into docs/benchmarks.md), then the
-// targets of DESIGN.md §7 with met / not met.
+// targets of docs/benchmarks.md with met / not met.
 #pragma once
 
 #include <string>

@@ -2,7 +2,7 @@
 // CUDA workload (traced by gpumemtrace) and the malloc workload (traced by heaptrack) have the same shape:
 //
 // - loop:  `pairs` allocate/free pairs from one call stack `depth` frames deep (the repetitive loop of
-//          DESIGN.md §7), sizes cycling through 16 values 8 bytes apart (4100–4220: one 512-byte rounding
+//          docs/benchmarks.md), sizes cycling through 16 values 8 bytes apart (4100–4220: one 512-byte rounding
 //          class of the simulated device, so the freed block comes back). With several threads, the pairs
 //          are split between them and they all run at once.
 // - loop-sizes: the same with sizes cycling through 1, 2, ... 16 KiB: consecutive allocations land at

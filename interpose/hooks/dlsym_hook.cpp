@@ -1,6 +1,6 @@
 // The exported dlsym. CUDA runtimes (static and shared), cuBLAS, NCCL and friends reach the driver with
 // dlopen("libcuda.so.1") + dlsym(handle, "cuGetProcAddress_v2"); handing out our wrapper there is what
-// makes every later driver lookup visible (DESIGN.md §3).
+// makes every later driver lookup visible (docs/cuda-memory-paths.md).
 //
 // glibc's dlsym looks at its caller's return address (RTLD_NEXT, and the caller's scope for
 // RTLD_DEFAULT). So the entry point is an assembly trampoline (dlsym_trampoline_*.S) that asks

@@ -1,4 +1,4 @@
-// What the tracer records for each way a program reaches GPU memory (issue 3's "Done when").
+// What the tracer records for each way a program reaches GPU memory (docs/cuda-memory-paths.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
