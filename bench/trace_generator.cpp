@@ -15,9 +15,12 @@
 #include "bench/workload/workload_shape.h"
 #include "trace/writer/trace_writer.h"
 
+namespace trace = gpumemtrace::trace;
 using gpumemtrace::format::Api;
-using namespace gpumemtrace::writer;
 using gpumemtrace::bench::parse_count;
+using gpumemtrace::trace::ModuleInfo;
+using gpumemtrace::writer::ProcessInfo;
+using gpumemtrace::writer::TraceWriter;
 
 namespace {
 
@@ -57,14 +60,14 @@ std::vector<uint64_t> write_stacks(TraceWriter& writer, const ModuleInfo& module
   uint64_t parent = 0;
   std::vector<uint64_t> chain;  // chain[d] = node id after d + 1 frames
   for (unsigned d = 0; d < kLowestDepth + MixedStep::kDepths; ++d) {
-    writer.stack_node(parent, text + (d == 0 ? 0 : 0x40));
+    writer.write(trace::StackNode{0, static_cast<uint32_t>(parent), text + (d == 0 ? 0 : 0x40)});
     parent = ++next_id;
     chain.push_back(parent);
   }
   std::vector<uint64_t> stacks;
   for (unsigned d = 0; d < MixedStep::kDepths; ++d) {
     for (unsigned s = 0; s < MixedStep::kSites; ++s) {
-      writer.stack_node(chain[kLowestDepth + d - 1], text + 0x100 + 0x20 * s);
+      writer.write(trace::StackNode{0, static_cast<uint32_t>(chain[kLowestDepth + d - 1]), text + 0x100 + 0x20 * s});
       stacks.push_back(++next_id);
     }
   }
@@ -91,24 +94,34 @@ int main(int argc, char** argv) {
     return 1;
   }
   ModuleInfo module = own_module();
-  writer.modules(1, {module});
-  writer.thread_new(1, static_cast<uint64_t>(getpid()), "main");
+  writer.write(trace::ModulesBegin{1});
+  writer.write(module.record());
+  writer.write(trace::ThreadNew{1, static_cast<uint64_t>(getpid()), "main"});
   std::vector<uint64_t> stacks = write_stacks(writer, module);
 
   const uint64_t base = 0x7f0000000000ull;
   std::vector<bool> live(MixedStep::kSlots, false);
   gpumemtrace::bench::Random random(1);
   uint64_t written = 0;
+  trace::Alloc allocation;
+  allocation.api = Api::cudaMalloc;
+  allocation.device = 0;
+  trace::Free release;
+  release.api = Api::cudaFree;
   while (written < events) {
     MixedStep step(random.next());
     uint64_t address = base + step.slot * kSlotSpan;
     if (live[step.slot]) {
-      writer.free(Api::cudaFree, address, 0);
+      release.address = address;
+      writer.write(release);
       live[step.slot] = false;
       if (++written == events) break;
     }
     uint64_t stack = stacks[step.depth_offset * MixedStep::kSites + step.site];
-    writer.alloc(Api::cudaMalloc, 0, address, step.size, stack, 0, 0);
+    allocation.address = address;
+    allocation.size = step.size;
+    allocation.stack = static_cast<uint32_t>(stack);
+    writer.write(allocation);
     live[step.slot] = true;
     ++written;
   }

@@ -14,7 +14,7 @@
 
 namespace gpumemtrace::replay {
 
-inline constexpr size_t kMemoryKinds = 6;  // format::MemoryKind
+using format::kMemoryKinds;
 
 enum class Category : uint8_t { Device, Managed, HostPinned };
 inline Category category_of(trace::MemoryKind kind) {

@@ -7,11 +7,6 @@ namespace gpumemtrace::replay {
 
 namespace {
 
-template <typename... Visitors>
-struct Overloaded : Visitors... {
-  using Visitors::operator()...;
-};
-
 size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>(kind); }
 
 }  // namespace
@@ -20,7 +15,8 @@ Replay::Replay(ReplayOptions options)
     : options_(options), growth_clock_(options.growth_windows), timeline_clock_(options.timeline_windows) {}
 
 void Replay::on_record(const trace::Record& record, const trace::Reader& reader) {
-  std::visit(Overloaded{
+  // Every record type has its handler here: a new one does not compile until it is added.
+  std::visit(trace::Exhaustive{
                  [&](const trace::Alloc& r) { on_alloc(r, reader); },
                  [&](const trace::Free& r) { on_free(r); },
                  [&](const trace::AllocFailed& r) { on_alloc_failed(r, reader); },
@@ -48,8 +44,12 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    account.meminfo_free = r.free_bytes;
                    account.meminfo_total = r.total_bytes;
                  },
-                 [&](const trace::Event& r) { on_event(r.time_ns); },  // AddressReserve, AddressFree, End
-                 [](const auto&) {},
+                 trace::handle<trace::AddressReserve, trace::AddressFree, trace::End>(
+                     [&](const auto& r) { on_event(r.time_ns); }),
+                 // What the reader already keeps (stacks, modules, threads, the process), or not memory.
+                 trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
+                               trace::StackNode, trace::ThreadNew, trace::ThreadSwitch, trace::Fork>(
+                     [](const auto&) {}),
              },
              record);
 }

@@ -70,7 +70,7 @@ struct Failure {
   std::vector<SiteShare> live_set;  // largest first, at most live_sites_per_failure
   std::vector<PoolState> pools;     // the PoolUsage records the tracer wrote with this failure
 
-  bool out_of_memory() const { return error == trace::kErrorOutOfMemory; }
+  bool out_of_memory() const { return error == format::kErrorOutOfMemory; }
 };
 
 // Trace records that do not add up. Counted and reported; the replay carries on.

@@ -20,6 +20,7 @@
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
+namespace trace = gpumemtrace::trace;
 
 #define GMT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -63,13 +64,13 @@ void on_alloc(Api driver_api, int device, uint64_t address, uint64_t size, uint6
     api = state.runtime_api;
     state.recorded = true;
   }
-  record_alloc(api, device, address, size, stream, pool);
+  record(trace::Alloc{{}, api, device, address, size, 0, stream, pool});
 }
 
 void on_free(Api driver_api, uint64_t address, uint64_t stream) {
   HookState& state = hook_state();
   if (state.runtime_depth && state.recorded && state.runtime_address == address) return;
-  record_free(driver_api, address, stream);
+  record(trace::Free{{}, driver_api, address, stream});
 }
 
 // Pools the program created, so that an out-of-memory failure can say what each one holds.
@@ -118,7 +119,7 @@ void record_pools_of(int device) {
   add_device_pool(real<DriverFn::DeviceGetMemPool>());
   for (CUmemoryPool pool : pools) {
     cuuint64_t reserved = 0, used = 0;
-    if (pool_usage(pool, reserved, used)) record_pool_usage(as_u64(pool), device, reserved, used);
+    if (pool_usage(pool, reserved, used)) record(trace::PoolUsage{{}, as_u64(pool), device, reserved, used});
   }
 }
 
@@ -134,7 +135,7 @@ void on_alloc_failed(Api driver_api, int device, uint64_t size, CUresult error) 
     auto info = real<DriverFn::MemGetInfo>();
     if (!info || info(&free_bytes, &total_bytes) != CUDA_SUCCESS) free_bytes = total_bytes = 0;
   }
-  record_alloc_failed(api, device, size, static_cast<uint64_t>(error), free_bytes, total_bytes);
+  record(trace::AllocFailed{{}, api, device, size, 0, static_cast<uint64_t>(error), free_bytes, total_bytes});
   if (error == CUDA_ERROR_OUT_OF_MEMORY) {
     record_pools_of(device);
     sync_trace();  // the process may be about to die of it
@@ -206,7 +207,7 @@ CUresult release(Api api, uint64_t address, uint64_t stream, Args... args) {
   if (!tracing_active() || address == 0) return fn(args...);
   on_free(api, address, stream);
   CUresult rc = fn(args...);
-  if (rc != CUDA_SUCCESS) record_free_failed(api, address, static_cast<uint64_t>(rc));
+  if (rc != CUDA_SUCCESS) record(trace::FreeFailed{{}, api, address, static_cast<uint64_t>(rc)});
   return rc;
 }
 
@@ -329,7 +330,7 @@ GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* pr
       [&] {
         int device = props ? props->location.id : -1;
         g_created_pools.add(*pool, device);
-        record_pool_create(as_u64(*pool), device);
+        record(trace::PoolCreate{{{}, as_u64(*pool), device}});
       },
       pool, props);
 }
@@ -338,7 +339,7 @@ GMT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   return recorded_before<DriverFn::MemPoolDestroy>(
       [&] {
         g_created_pools.remove(pool);
-        record_pool_destroy(as_u64(pool));
+        record(trace::PoolDestroy{{{}, as_u64(pool), trace::kNoDevice}});
       },
       pool);
 }
@@ -348,7 +349,7 @@ GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep)
       [&] {
         cuuint64_t reserved = 0, used = 0;
         pool_usage(pool, reserved, used);
-        record_pool_trim(as_u64(pool), min_bytes_to_keep, reserved, used);
+        record(trace::PoolTrim{{}, as_u64(pool), min_bytes_to_keep, reserved, used});
       },
       pool, min_bytes_to_keep);
 }
@@ -367,22 +368,22 @@ GMT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
 
 GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                              unsigned long long flags) {
-  return recorded_after<DriverFn::MemMap>([&] { record_mem_map(ptr, size, handle, offset); }, ptr, size, offset,
+  return recorded_after<DriverFn::MemMap>([&] { record(trace::MemMap{{}, ptr, size, handle, offset}); }, ptr, size, offset,
                                           handle, flags);
 }
 
 GMT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  return recorded_before<DriverFn::MemUnmap>([&] { record_mem_unmap(ptr, size); }, ptr, size);
+  return recorded_before<DriverFn::MemUnmap>([&] { record(trace::MemUnmap{{{}, ptr, size}}); }, ptr, size);
 }
 
 GMT_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                                         unsigned long long flags) {
-  return recorded_after<DriverFn::MemAddressReserve>([&] { record_address_reserve(*ptr, size); }, ptr, size,
+  return recorded_after<DriverFn::MemAddressReserve>([&] { record(trace::AddressReserve{{{}, *ptr, size}}); }, ptr, size,
                                                      alignment, addr, flags);
 }
 
 GMT_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  return recorded_before<DriverFn::MemAddressFree>([&] { record_address_free(ptr, size); }, ptr, size);
+  return recorded_before<DriverFn::MemAddressFree>([&] { record(trace::AddressFree{{{}, ptr, size}}); }, ptr, size);
 }
 
 // ---- what the program asked about free memory ----
@@ -390,7 +391,7 @@ GMT_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
 GMT_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
   return recorded_after<DriverFn::MemGetInfo>(
       [&] {
-        if (free_bytes && total_bytes) record_mem_info(current_device(), *free_bytes, *total_bytes);
+        if (free_bytes && total_bytes) record(trace::MemInfo{{}, current_device(), *free_bytes, *total_bytes});
       },
       free_bytes, total_bytes);
 }

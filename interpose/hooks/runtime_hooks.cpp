@@ -12,6 +12,7 @@
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
+namespace trace = gpumemtrace::trace;
 
 #define GMT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -64,9 +65,9 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
     if (device == kCurrentDevice) device = current_device();
     if (rc == cudaSuccess) {
       auto [address, size] = result();
-      record_alloc(api, device, address, size, stream, pool);
+      record(trace::Alloc{{}, api, device, address, size, 0, stream, pool});
     } else {
-      record_alloc_failed(api, device, requested, static_cast<uint64_t>(rc), 0, 0);
+      record(trace::AllocFailed{{}, api, device, requested, 0, static_cast<uint64_t>(rc), 0, 0});
       if (rc == cudaErrorMemoryAllocation) sync_trace();
     }
   }
@@ -77,10 +78,10 @@ template <typename Call>
 cudaError_t release(Api api, const void* ptr, Call&& call, uint64_t stream = 0) {
   if (!tracing_active() || !ptr || hook_state().runtime_depth > 0) return call();
   RuntimeScope scope(api, 0, as_u64(ptr));
-  record_free(api, as_u64(ptr), stream);
+  record(trace::Free{{}, api, as_u64(ptr), stream});
   scope.mark_recorded();
   cudaError_t rc = call();
-  if (rc != cudaSuccess) record_free_failed(api, as_u64(ptr), static_cast<uint64_t>(rc));
+  if (rc != cudaSuccess) record(trace::FreeFailed{{}, api, as_u64(ptr), static_cast<uint64_t>(rc)});
   return rc;
 }
 

@@ -68,8 +68,7 @@ class Recorder {
 
   // Runs `write` with the writer ready and this thread's records attributed; `frames` are interned first.
   // What needs no lock (the clock, the stack's hash) is done before taking it.
-  template <typename Write>
-  void record(const uintptr_t* frames, size_t depth, Write&& write) {
+  void record(const uintptr_t* frames, size_t depth, const EventWriter& write) {
     uint64_t hash = StackInterner::hash(frames, depth);
     uint64_t now = monotonic_ns();
     std::lock_guard lock(mutex_);
@@ -132,7 +131,7 @@ class Recorder {
     debug_log("tracing into %s", path_.c_str());
     state_ = State::Open;
     counters_ = load_counters();
-    writer_.modules(++module_generation_, loaded_modules());
+    write_modules_locked();
     return true;
   }
 
@@ -148,30 +147,33 @@ class Recorder {
       t_thread = {generation_, ++thread_count_};
       char name[64] = {};
       pthread_getname_np(pthread_self(), name, sizeof name);
-      writer_.thread_new(t_thread.index, static_cast<uint64_t>(syscall(SYS_gettid)), name);
+      writer_.write(trace::ThreadNew{static_cast<uint32_t>(t_thread.index), static_cast<uint64_t>(syscall(SYS_gettid)), name});
       current_thread_ = t_thread.index;
     }
     if (current_thread_ != t_thread.index) {
-      writer_.thread_switch(t_thread.index);
+      writer_.write(trace::ThreadSwitch{static_cast<uint32_t>(t_thread.index)});
       current_thread_ = t_thread.index;
     }
   }
 
   uint64_t intern_locked(const uintptr_t* frames, size_t depth, uint64_t hash) {
     bool checked = false, reset = false;
+    auto write_node = [&](uint64_t parent, uint64_t ip) {
+      writer_.write(trace::StackNode{0, static_cast<uint32_t>(parent), ip});
+    };
     auto new_node = [&](uint64_t parent, uint64_t ip) {
       if (!checked) {
         checked = true;
         reset = refresh_modules_locked();
       }
-      writer_.stack_node(parent, ip);
+      write_node(parent, ip);
     };
     uint64_t stack = trie_.intern(frames, depth, hash, new_node);
     if (reset) {
       // A library was unloaded: cached addresses may now mean other code, so the trie starts over.
       trie_.clear();
-      writer_.stacks_reset();
-      stack = trie_.intern(frames, depth, [&](uint64_t parent, uint64_t ip) { writer_.stack_node(parent, ip); });
+      writer_.write(trace::StacksReset{});
+      stack = trie_.intern(frames, depth, write_node);
     }
     return stack;
   }
@@ -182,8 +184,13 @@ class Recorder {
     if (now == counters_) return false;
     bool unloaded = now.subs != counters_.subs;
     counters_ = now;
-    writer_.modules(++module_generation_, loaded_modules());
+    write_modules_locked();
     return unloaded;
+  }
+
+  void write_modules_locked() {
+    writer_.write(trace::ModulesBegin{++module_generation_});
+    for (const trace::ModuleInfo& module : loaded_modules()) writer_.write(module.record());
   }
 
   void after_fork_in_child() {
@@ -236,92 +243,25 @@ class Recorder {
   uint64_t current_thread_ = 0;
 };
 
-// Records an event that carries the caller's stack.
-template <typename Write>
-void record_with_stack(Write&& write) {
-  BusyGuard busy;
-  if (busy.nested()) return;
-  Recorder& recorder = Recorder::instance();
-  if (!recorder.enabled()) return;
-  uintptr_t frames[kMaxStackDepth];
-  size_t depth = recorder.capture(frames);
-  recorder.record(frames, depth, write);
-}
-
-// Records an event without a stack.
-template <typename Write>
-void record_plain(Write&& write) {
-  BusyGuard busy;
-  if (busy.nested()) return;
-  Recorder& recorder = Recorder::instance();
-  if (!recorder.enabled()) return;
-  recorder.record(nullptr, 0, [&](TraceWriter& writer, uint64_t) { write(writer); });
-}
-
 }  // namespace
 
 HookState& hook_state() { return t_hook_state; }
 
 bool recording_enabled() { return Recorder::instance().enabled(); }
 
-void record_alloc(format::Api api, int device, uint64_t address, uint64_t size, uint64_t stream, uint64_t pool) {
-  record_with_stack([&](TraceWriter& w, uint64_t stack) { w.alloc(api, device, address, size, stack, stream, pool); });
-}
-
-void record_free(format::Api api, uint64_t address, uint64_t stream) {
-  record_plain([&](TraceWriter& w) { w.free(api, address, stream); });
-}
-
-void record_free_failed(format::Api api, uint64_t address, uint64_t error) {
-  record_plain([&](TraceWriter& w) { w.free_failed(api, address, error); });
-}
-
-void record_alloc_failed(format::Api api, int device, uint64_t size, uint64_t error, uint64_t free_bytes,
-                         uint64_t total_bytes) {
-  record_with_stack([&](TraceWriter& w, uint64_t stack) {
-    w.alloc_failed(api, device, size, stack, error, free_bytes, total_bytes);
-  });
+void record_event(const EventWriter& writer, bool with_stack) {
+  BusyGuard busy;
+  if (busy.nested()) return;
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.enabled()) return;
+  uintptr_t frames[kMaxStackDepth];
+  size_t depth = with_stack ? recorder.capture(frames) : 0;
+  recorder.record(frames, depth, writer);
 }
 
 void sync_trace() {
   BusyGuard busy;
   Recorder::instance().sync();
-}
-
-void record_mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset) {
-  record_plain([&](TraceWriter& w) { w.mem_map(address, size, handle, offset); });
-}
-
-void record_mem_unmap(uint64_t address, uint64_t size) {
-  record_plain([&](TraceWriter& w) { w.mem_unmap(address, size); });
-}
-
-void record_address_reserve(uint64_t address, uint64_t size) {
-  record_plain([&](TraceWriter& w) { w.address_reserve(address, size); });
-}
-
-void record_address_free(uint64_t address, uint64_t size) {
-  record_plain([&](TraceWriter& w) { w.address_free(address, size); });
-}
-
-void record_pool_create(uint64_t pool, int device) {
-  record_plain([&](TraceWriter& w) { w.pool_create(pool, device); });
-}
-
-void record_pool_destroy(uint64_t pool) {
-  record_plain([&](TraceWriter& w) { w.pool_destroy(pool); });
-}
-
-void record_pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used) {
-  record_plain([&](TraceWriter& w) { w.pool_trim(pool, min_keep, reserved, used); });
-}
-
-void record_pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used) {
-  record_plain([&](TraceWriter& w) { w.pool_usage(pool, device, reserved, used); });
-}
-
-void record_mem_info(int device, uint64_t free_bytes, uint64_t total_bytes) {
-  record_plain([&](TraceWriter& w) { w.mem_info(device, free_bytes, total_bytes); });
 }
 
 void start_recorder() {

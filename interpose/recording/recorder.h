@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "gpumemtrace/trace_format.h"
+#include "gpumemtrace/trace_records.h"
+#include "interpose/recording/function_ref.h"
+#include "trace/writer/trace_writer.h"
 
 namespace gpumemtrace::interpose {
 
@@ -45,22 +47,22 @@ bool recording_enabled();
 // Whether a hook should record: the process is traced and the tracer itself is not the caller.
 inline bool tracing_active() { return !hook_state().busy && recording_enabled(); }
 
-void record_alloc(format::Api api, int device, uint64_t address, uint64_t size, uint64_t stream = 0,
-                  uint64_t pool = 0);
-void record_free(format::Api api, uint64_t address, uint64_t stream = 0);
-void record_free_failed(format::Api api, uint64_t address, uint64_t error);
-// For out-of-memory errors, free/total are the device's at that moment.
-void record_alloc_failed(format::Api api, int device, uint64_t size, uint64_t error, uint64_t free_bytes,
-                         uint64_t total_bytes);
-void record_mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset);
-void record_mem_unmap(uint64_t address, uint64_t size);
-void record_address_reserve(uint64_t address, uint64_t size);
-void record_address_free(uint64_t address, uint64_t size);
-void record_pool_create(uint64_t pool, int device);
-void record_pool_destroy(uint64_t pool);
-void record_pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used);
-void record_pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used);
-void record_mem_info(int device, uint64_t free_bytes, uint64_t total_bytes);
+// Writes one trace record with the recorder's stack, thread and time attribution. Called through record().
+using EventWriter = FunctionRef<void(writer::TraceWriter&, uint64_t stack)>;
+void record_event(const EventWriter& write, bool with_stack);
+
+// Records an event (a trace record: include/gpumemtrace/trace_records.h). A record with a `stack` field
+// gets the calling thread's stack, interned; the others are written as they are.
+template <typename R>
+void record(R event) {
+  constexpr bool with_stack = requires { event.stack; };
+  record_event(
+      [&](writer::TraceWriter& writer, uint64_t stack) {
+        if constexpr (with_stack) event.stack = static_cast<uint32_t>(stack);
+        writer.write(event);
+      },
+      with_stack);
+}
 
 // Pushes what was written to the disk: after an out-of-memory failure, the process may be about to die.
 void sync_trace();

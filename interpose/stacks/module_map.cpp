@@ -56,7 +56,7 @@ LoadCounters load_counters() {
 namespace {
 
 // The object's path, load bias, the range covering its PT_LOAD segments and its build id.
-bool describe(const dl_phdr_info* info, bool is_first, writer::ModuleInfo& module) {
+bool describe(const dl_phdr_info* info, bool is_first, trace::ModuleInfo& module) {
   module.base = info->dlpi_addr;
   module.low = UINT64_MAX;
   module.high = 0;
@@ -76,12 +76,12 @@ bool describe(const dl_phdr_info* info, bool is_first, writer::ModuleInfo& modul
 
 }  // namespace
 
-std::vector<writer::ModuleInfo> loaded_modules() {
-  std::vector<writer::ModuleInfo> modules;
+std::vector<trace::ModuleInfo> loaded_modules() {
+  std::vector<trace::ModuleInfo> modules;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
-        auto* out = static_cast<std::vector<writer::ModuleInfo>*>(data);
-        writer::ModuleInfo module;
+        auto* out = static_cast<std::vector<trace::ModuleInfo>*>(data);
+        trace::ModuleInfo module;
         if (describe(info, out->empty(), module)) out->push_back(std::move(module));
         return 0;
       },
@@ -89,16 +89,16 @@ std::vector<writer::ModuleInfo> loaded_modules() {
   return modules;
 }
 
-writer::ModuleInfo module_containing(uintptr_t address) {
+trace::ModuleInfo module_containing(uintptr_t address) {
   struct Search {
     uintptr_t address;
-    writer::ModuleInfo module;
+    trace::ModuleInfo module;
     bool first = true;
   } search{address, {}};
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto* s = static_cast<Search*>(data);
-        writer::ModuleInfo module;
+        trace::ModuleInfo module;
         bool described = describe(info, s->first, module);
         s->first = false;
         if (!described || s->address < module.low || s->address >= module.high) return 0;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trace/writer/trace_writer.h"
+#include "gpumemtrace/trace_records.h"
 
 namespace gpumemtrace::interpose {
 
@@ -16,8 +16,8 @@ struct LoadCounters {
 };
 
 LoadCounters load_counters();
-std::vector<writer::ModuleInfo> loaded_modules();
+std::vector<trace::ModuleInfo> loaded_modules();
 // The loaded object whose segments hold the address (empty path and range 0 if none).
-writer::ModuleInfo module_containing(uintptr_t address);
+trace::ModuleInfo module_containing(uintptr_t address);
 
 }  // namespace gpumemtrace::interpose

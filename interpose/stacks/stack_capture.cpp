@@ -18,7 +18,7 @@ struct CodeRange {
 // This library's loaded segments: frames inside them are the tracer's own.
 const CodeRange& tracer_range() {
   static const CodeRange range = [] {
-    writer::ModuleInfo own = module_containing(reinterpret_cast<uintptr_t>(&capture_stack));
+    trace::ModuleInfo own = module_containing(reinterpret_cast<uintptr_t>(&capture_stack));
     return CodeRange{own.low, own.high};
   }();
   return range;

@@ -1,15 +1,15 @@
-// Builds trace bytes record by record for the reader's tests, with the format's own varint and zig-zag
-// coding. Addresses, sizes and devices are given absolute and each event's time as a delta; the builder
-// writes the Time and Device state records and the deltas the way the writer does.
+// Builds trace bytes record by record for the reader's tests, with the writer's own record encoder. Records
+// are given absolute, each event after a time delta; the builder writes the Time and Device state records
+// and the deltas the way the writer does. token(), u(), s(), str() and raw() add bytes as they are, for
+// damaged traces.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string_view>
-#include <map>
 #include <vector>
 
 #include "gpumemtrace/trace_format.h"
+#include "trace/writer/record_encoder.h"
 
 namespace gpumemtrace::test {
 
@@ -28,6 +28,25 @@ class TraceBuilder {
   size_t size() const { return bytes_.size(); }
   // Where the last event's own token is, after the state records written for it.
   size_t event_offset() const { return event_offset_; }
+
+  // A record as the writer writes it (an Alloc on another device than the last writes a Device record first).
+  template <typename R>
+  TraceBuilder& record(const R& r) {
+    Out out{bytes_, event_offset_};
+    encoder_.put(out, r);
+    return *this;
+  }
+  // An event, dt ns after the previous one.
+  template <typename R>
+  TraceBuilder& event(const R& r, uint64_t dt) {
+    return time(dt).record(r);
+  }
+  // The clock advances by dt ns (no record when dt is 0, as the writer does within its granularity).
+  TraceBuilder& time(uint64_t dt) {
+    if (dt) record(trace::Time{dt});
+    event_offset_ = bytes_.size();
+    return *this;
+  }
 
   TraceBuilder& token(uint8_t value) {
     bytes_.push_back(value);
@@ -50,102 +69,96 @@ class TraceBuilder {
     return *this;
   }
 
+  // Shorthands for record() and event(). A device is -1 for none.
   TraceBuilder& process(uint64_t pid, uint64_t ppid, uint64_t start_ns, uint64_t depth, int64_t rank,
                         std::string_view host, std::string_view exe, std::initializer_list<std::string_view> argv) {
-    token(Token::Process).u(pid).u(ppid).u(start_ns).u(depth).s(rank).str(host).str(exe).u(argv.size());
-    for (std::string_view arg : argv) str(arg);
-    return *this;
+    return record(trace::Process{pid, ppid, start_ns, depth, rank, host, exe, argv});
   }
-  TraceBuilder& modules_begin(uint64_t generation) { return token(Token::ModulesBegin).u(generation); }
+  TraceBuilder& modules_begin(uint64_t generation) { return record(trace::ModulesBegin{generation}); }
   TraceBuilder& module(uint64_t base, uint64_t low, uint64_t high, std::string_view path, std::string_view build_id) {
-    return token(Token::Module).u(base).u(low).u(high).str(path).str(build_id);
+    return record(trace::Module{base, low, high, path, build_id});
   }
-  TraceBuilder& stacks_reset() {
-    last_size_by_stack_.clear();
-    return token(Token::StacksReset);
+  TraceBuilder& stacks_reset() { return record(trace::StacksReset{}); }
+  TraceBuilder& stack_node(uint64_t parent, uint64_t ip) {
+    return record(trace::StackNode{0, static_cast<uint32_t>(parent), ip});
   }
-  TraceBuilder& stack_node(uint64_t parent, uint64_t ip) { return token(Token::StackNode).u(parent).u(ip); }
   TraceBuilder& thread_new(uint64_t index, uint64_t tid, std::string_view name) {
-    return token(Token::ThreadNew).u(index).u(tid).str(name);
+    return record(trace::ThreadNew{static_cast<uint32_t>(index), tid, name});
   }
-  TraceBuilder& thread_switch(uint64_t index) { return token(Token::ThreadSwitch).u(index); }
-
-  // device -1 = none
+  TraceBuilder& thread_switch(uint64_t index) { return record(trace::ThreadSwitch{static_cast<uint32_t>(index)}); }
   TraceBuilder& alloc(Api api, int64_t device, uint64_t address, uint64_t size, uint64_t stack, uint64_t dt,
                       uint64_t stream = 0, uint64_t pool = 0) {
-    const format::ApiInfo& info = format::api_info(api);
-    time(dt);
-    if (device != device_) {
-      token(Token::Device).u(static_cast<uint64_t>(device + 1));
-      device_ = device;
-    }
-    uint64_t& last_size = last_size_by_stack_[stack];
-    event_offset_ = bytes_.size();
-    token(static_cast<uint8_t>(Token::AllocBase) | static_cast<uint8_t>(api));
-    s(address_delta(address)).u(stack).s(static_cast<int64_t>(size - last_size));
-    last_size = size;
-    if (info.takes_stream) u(stream);
-    if (info.takes_pool) u(pool);
-    return *this;
+    return event(trace::Alloc{{}, api, static_cast<int32_t>(device), address, size, static_cast<uint32_t>(stack),
+                              stream, pool},
+                 dt);
   }
   TraceBuilder& free(Api api, uint64_t address, uint64_t dt, uint64_t stream = 0) {
-    time(dt);
-    token(static_cast<uint8_t>(Token::FreeBase) | static_cast<uint8_t>(api));
-    s(address_delta(address));
-    if (format::api_info(api).takes_stream) u(stream);
-    return *this;
+    return event(trace::Free{{}, api, address, stream}, dt);
   }
   TraceBuilder& alloc_failed(Api api, int64_t device, uint64_t size, uint64_t stack, uint64_t error, uint64_t dt,
                              uint64_t device_free = 0, uint64_t device_total = 0) {
-    time(dt);
-    event_offset_ = bytes_.size();
-    token(Token::AllocFailed).u(static_cast<uint64_t>(api)).u(static_cast<uint64_t>(device + 1)).u(size).u(stack);
-    u(error);
-    if (error == 2) u(device_free).u(device_total);
-    return *this;
+    return event(trace::AllocFailed{{}, api, static_cast<int32_t>(device), size, static_cast<uint32_t>(stack), error,
+                                    device_free, device_total},
+                 dt);
   }
   TraceBuilder& free_failed(Api api, uint64_t address, uint64_t error, uint64_t dt) {
-    return time(dt).token(Token::FreeFailed).u(static_cast<uint64_t>(api)).u(address).u(error);
+    return event(trace::FreeFailed{{}, api, address, error}, dt);
   }
   TraceBuilder& mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset, uint64_t dt) {
-    return time(dt).token(Token::MemMap).u(address).u(size).u(handle).u(offset);
+    return event(trace::MemMap{{}, address, size, handle, offset}, dt);
   }
+  // MemUnmap, AddressReserve or AddressFree.
   TraceBuilder& range(Token kind, uint64_t address, uint64_t size, uint64_t dt) {
-    return time(dt).token(kind).u(address).u(size);
+    trace::AddressRange fields{{}, address, size};
+    return one_of<trace::MemUnmap, trace::AddressReserve, trace::AddressFree>(kind, fields, dt);
   }
+  // PoolCreate or PoolDestroy.
   TraceBuilder& pool(Token kind, uint64_t handle, int64_t device, uint64_t dt) {
-    return time(dt).token(kind).u(handle).u(static_cast<uint64_t>(device + 1));
+    trace::PoolEvent fields{{}, handle, static_cast<int32_t>(device)};
+    return one_of<trace::PoolCreate, trace::PoolDestroy>(kind, fields, dt);
   }
   TraceBuilder& pool_trim(uint64_t handle, uint64_t keep, uint64_t reserved, uint64_t used, uint64_t dt) {
-    return time(dt).token(Token::PoolTrim).u(handle).u(keep).u(reserved).u(used);
+    return event(trace::PoolTrim{{}, handle, keep, reserved, used}, dt);
   }
   TraceBuilder& pool_usage(uint64_t handle, int64_t device, uint64_t reserved, uint64_t used, uint64_t dt) {
-    return time(dt).token(Token::PoolUsage).u(handle).u(static_cast<uint64_t>(device + 1)).u(reserved).u(used);
+    return event(trace::PoolUsage{{}, handle, static_cast<int32_t>(device), reserved, used}, dt);
   }
   TraceBuilder& mem_info(int64_t device, uint64_t free_bytes, uint64_t total_bytes, uint64_t dt) {
-    return time(dt).token(Token::MemInfo).u(static_cast<uint64_t>(device + 1)).u(free_bytes).u(total_bytes);
+    return event(trace::MemInfo{{}, static_cast<int32_t>(device), free_bytes, total_bytes}, dt);
   }
-  TraceBuilder& fork(uint64_t child_pid) { return token(Token::Fork).u(child_pid); }
-  TraceBuilder& end(uint64_t events, uint64_t dt) { return time(dt).token(Token::End).u(events); }
-  // The clock advances by dt ns (no record when dt is 0, as the writer does within its granularity).
-  TraceBuilder& time(uint64_t dt) {
-    if (dt) token(Token::Time).u(dt);
-    event_offset_ = bytes_.size();
-    return *this;
+  TraceBuilder& fork(uint64_t child_pid) { return record(trace::Fork{child_pid}); }
+  TraceBuilder& end(uint64_t events, uint64_t dt) {
+    trace::End end;
+    end.events_written = events;
+    return event(end, dt);
   }
 
  private:
-  int64_t address_delta(uint64_t address) {
-    int64_t delta = static_cast<int64_t>(address - last_address_);
-    last_address_ = address;
-    return delta;
+  // Appends to bytes_; the record's start is the last event's offset.
+  struct Out {
+    std::vector<uint8_t>& bytes;
+    size_t& start_offset;
+    uint8_t* reserve(size_t max_bytes) {
+      start_offset = bytes.size();
+      bytes.resize(start_offset + max_bytes);
+      return bytes.data() + start_offset;
+    }
+    void finish(uint8_t* start, uint8_t* end, uint8_t token) {
+      *start = token;
+      bytes.resize(static_cast<size_t>(end - bytes.data()));
+    }
+  };
+
+  // The one of the record types Rs, sharing the layout of `fields`, whose token is `kind`.
+  template <typename... Rs, typename Fields>
+  TraceBuilder& one_of(Token kind, const Fields& fields, uint64_t dt) {
+    ((Rs::kToken == kind ? (void)event(Rs{fields}, dt) : void()), ...);
+    return *this;
   }
 
   std::vector<uint8_t> bytes_;
-  uint64_t last_address_ = 0;
-  int64_t device_ = -1;
+  writer::RecordEncoder encoder_;
   size_t event_offset_ = 0;
-  std::map<uint64_t, uint64_t> last_size_by_stack_;
 };
 
 }  // namespace gpumemtrace::test

@@ -1,6 +1,8 @@
 // The reader decodes each record exactly: absolute times and addresses, threads, stacks, modules.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/support/decode_helpers.h"
 #include "tests/support/temp_files.h"
 
@@ -321,6 +323,45 @@ TEST(ReaderDecoding, EndCompletesTheTraceAndNothingAfterItIsRead) {
   EXPECT_EQ(d.reader->records(), 2u);
   EXPECT_EQ(d.reader->events(), 1u);
   EXPECT_EQ(d.reader->next(), nullptr);
+}
+
+// Each record is encoded and decoded from its one declaration: what goes in comes out.
+TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
+  std::vector<std::string_view> argv = {"python3", "-v"};
+  trace::Event at{0, 1};  // no time passes; thread 1 after its ThreadNew
+  std::vector<trace::Record> records = {
+      trace::Process{4242, 1, 17, 64, -1, "node7", "/usr/bin/python3", argv},
+      trace::ModulesBegin{3},
+      trace::Module{0x400000, 0x400000, 0x480000, "/usr/bin/python3", "\x01\x02"},
+      trace::ThreadNew{1, 4242, "main"},
+      trace::StackNode{1, 0, 0x401000},
+      trace::Alloc{at, Api::cudaMallocFromPoolAsync, 2, 0x7f0000000000, 4096, 1, 0x5, 0x6},
+      trace::Free{at, Api::cudaFreeAsync, 0x7f0000000000, 0x5},
+      trace::AllocFailed{at, Api::cuMemAlloc, 0, uint64_t{1} << 40, 1, format::kErrorOutOfMemory, 5, 6},
+      trace::FreeFailed{at, Api::cuMemFree, 0x10, 1},
+      trace::MemMap{at, 0x8000, 4096, 9, 128},
+      trace::MemUnmap{{at, 0x8000, 4096}},
+      trace::AddressReserve{{at, 0x8000, 1 << 21}},
+      trace::AddressFree{{at, 0x8000, 1 << 21}},
+      trace::PoolCreate{{at, 0x77, 1}},
+      trace::PoolDestroy{{at, 0x77, trace::kNoDevice}},
+      trace::PoolTrim{at, 0x77, 1, 2, 3},
+      trace::PoolUsage{at, 0x77, 0, 4, 5},
+      trace::MemInfo{at, trace::kNoDevice, 6, 7},
+      trace::Fork{99},
+      trace::ThreadSwitch{1},
+      trace::StacksReset{},
+      trace::End{at, 13},
+  };
+  std::set<size_t> types;
+  for (const trace::Record& record : records) types.insert(record.index());
+  EXPECT_EQ(types.size(), std::variant_size_v<trace::Record>);
+
+  TraceBuilder b;
+  for (const trace::Record& record : records) std::visit([&](const auto& r) { b.record(r); }, record);
+  Decoded d = decode_all(b.bytes());
+  EXPECT_EQ(d.reader->status(), Status::Complete) << d.reader->error();
+  EXPECT_EQ(d.records, records);
 }
 
 TEST(ReaderDecoding, EveryRecordTraceDecodesCompletely) {

@@ -142,6 +142,13 @@ TEST(ReaderValidation, UndefinedThreadsAreCorrupt) {
   EXPECT_EQ(read_error(out_of_order.bytes()), corrupt_at(16, "new thread has index 2, expected 1"));
 }
 
+TEST(ReaderValidation, ThreadIndexesBeyond32BitsAreCorrupt) {
+  TraceBuilder b;
+  b.thread_new(1, 10, "a");
+  b.token(Token::ThreadSwitch).u((uint64_t{1} << 32) + 1);
+  EXPECT_EQ(read_error(b.bytes()), corrupt_at(21, "impossible index 4294967297"));
+}
+
 TEST(ReaderValidation, ZeroTokenEndsTheWrittenData) {
   TraceBuilder b;
   b.alloc(Api::cudaMalloc, 0, 0x1000, 1, 0, 1);

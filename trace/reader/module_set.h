@@ -3,21 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
 #include <vector>
 
+#include "gpumemtrace/trace_records.h"
+
 namespace gpumemtrace::trace {
-
-struct ModuleInfo {
-  uint64_t base = 0;  // load bias
-  uint64_t low = 0;   // [low, high) covers every PT_LOAD segment
-  uint64_t high = 0;
-  std::string path;
-  std::string build_id;  // raw bytes
-
-  bool contains(uint64_t address) const { return address >= low && address < high; }
-};
 
 class ModuleSet {
  public:

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace gpumemtrace::trace {
 
@@ -25,6 +27,64 @@ const format::ApiInfo* api_of(uint64_t value, bool is_free) {
 }
 
 }  // namespace
+
+// Reads the fields a record declares (include/gpumemtrace/trace_records.h) and checks each against what the
+// trace has defined so far. The first failed check is kept; the record is corrupt if it is whole.
+class Reader::FieldReader {
+ public:
+  FieldReader(Reader& reader, FieldCursor& cursor, std::string_view noun)
+      : reader_(reader), c_(cursor), noun_(noun) {}
+
+  const std::string& error() const { return error_; }
+
+  void u(std::string_view, uint64_t& value, As = As::Number) { value = c_.u(); }
+  void u(std::string_view name, uint32_t& value, As = As::Number) {
+    uint64_t stored = c_.u();
+    if (stored > std::numeric_limits<uint32_t>::max()) fail("impossible {} {}", name, stored);
+    value = static_cast<uint32_t>(stored);
+  }
+  void s(std::string_view, int64_t& value) { value = c_.s(); }
+  void str(std::string_view, std::string_view& value, As = As::Text) { value = c_.str(); }
+  void strs(std::string_view, std::span<const std::string_view>& values) {
+    uint64_t count = c_.u();
+    std::vector<std::string_view>& strings = reader_.strings_;
+    strings.clear();
+    // Every string takes at least one byte, so a damaged count fails at the end of the data, not later.
+    for (uint64_t i = 0; i < count && c_.failure() == FieldCursor::Failure::None; ++i) strings.push_back(c_.str());
+    values = strings;
+  }
+  void device(std::string_view, int32_t& value) {
+    uint64_t stored = c_.u();
+    if (!to_device(stored, value)) fail("impossible device {}", stored);
+  }
+  void alloc_api(std::string_view, Api& value) { api(value, false); }
+  void free_api(std::string_view, Api& value) { api(value, true); }
+  void stack(std::string_view name, uint32_t& value) {
+    uint64_t id = c_.u();
+    if (!reader_.stacks_.contains(id)) fail("{} refers to undefined {} {}", noun_, name, id);
+    value = static_cast<uint32_t>(id);
+  }
+  template <typename T>
+  void implicit(std::string_view, T&) {}
+
+ private:
+  void api(Api& value, bool is_free) {
+    uint64_t stored = c_.u();
+    if (!api_of(stored, is_free)) fail("{} with unknown API {}", noun_, stored);
+    value = static_cast<Api>(stored);
+  }
+  // A value read from a cut record is 0 and means nothing: the record is truncated, not corrupt.
+  template <typename... Args>
+  void fail(fmt::format_string<Args...> what, Args&&... args) {
+    if (error_.empty() && c_.failure() == FieldCursor::Failure::None)
+      error_ = fmt::format(what, std::forward<Args>(args)...);
+  }
+
+  Reader& reader_;
+  FieldCursor& c_;
+  std::string_view noun_;
+  std::string error_;
+};
 
 Reader::Reader(const std::string& path) : file_(std::make_unique<MappedFile>(path)), data_(file_->bytes()) {
   check_header();
@@ -67,12 +127,14 @@ const Record* Reader::next() {
 // Time and Device only change what the records after them share; they are not handed out.
 bool Reader::apply_state(uint8_t token, const uint8_t* start) {
   FieldCursor c(start + 1, data_.data() + data_.size());
-  uint64_t value = c.u();
-  if (!whole(c, start)) return false;
   if (token == static_cast<uint8_t>(Token::Time)) {
-    time_ns_ += value;
-  } else if (!valid_device(value, device_, start)) {
-    return false;
+    Time time;
+    if (!read(c, time, start)) return false;
+    time_ns_ += time.delta_ns;
+  } else {
+    Device device;
+    if (!read(c, device, start)) return false;
+    device_ = device.device;
   }
   pos_ = c.position();
   stop_offset_ = offset_of(pos_);
@@ -99,6 +161,11 @@ const Record* Reader::corrupt(const uint8_t* at, std::string_view what) {
   return stop(Status::Corrupt, at);
 }
 
+bool Reader::reject(const uint8_t* at, std::string_view what) {
+  corrupt(at, what);
+  return false;
+}
+
 const Record* Reader::cursor_failed(const FieldCursor& cursor, const uint8_t* start) {
   switch (cursor.failure()) {
     case FieldCursor::Failure::VarintOverflow:
@@ -110,7 +177,13 @@ const Record* Reader::cursor_failed(const FieldCursor& cursor, const uint8_t* st
   }
 }
 
-[[gnu::always_inline]] inline const Record* Reader::accept(const FieldCursor& cursor, bool is_event) {
+// Hands out the record: events happen at the current time, on the current thread.
+template <typename R>
+[[gnu::always_inline]] inline const Record* Reader::accept(const FieldCursor& cursor, R& out) {
+  if constexpr (std::is_base_of_v<Event, R>) {
+    out.time_ns = time_ns_;
+    out.thread = thread_;
+  }
   record_offset_ = offset_of(pos_);
   pos_ = cursor.position();
   stop_offset_ = offset_of(pos_);
@@ -120,7 +193,7 @@ const Record* Reader::cursor_failed(const FieldCursor& cursor, const uint8_t* st
     next_release_ = stop_offset_ + kReleaseStep;
   }
   ++records_;
-  events_ += is_event;
+  events_ += kIsEvent<R>;
   return &record_;
 }
 
@@ -134,38 +207,7 @@ const Record* Reader::unknown_token(const uint8_t* start) {
   return false;
 }
 
-bool Reader::valid_device(uint64_t stored, int32_t& device, const uint8_t* start) {
-  if (to_device(stored, device)) return true;
-  corrupt(start, fmt::format("impossible device {}", stored));
-  return false;
-}
-
-// Events happen at the current time, on the current thread.
-[[gnu::always_inline]] inline const Record* Reader::accept_event(const FieldCursor& cursor, Event& event) {
-  event.time_ns = time_ns_;
-  event.thread = thread_;
-  return accept(cursor, true);
-}
-
-// For events that need no checks beyond being whole.
-const Record* Reader::finish_event(FieldCursor& cursor, const uint8_t* start, Event& event) {
-  if (!whole(cursor, start)) return nullptr;
-  return accept_event(cursor, event);
-}
-
-const Record* Reader::decode_range(FieldCursor& c, const uint8_t* start, AddressRange& out) {
-  out.address = c.u();
-  out.size = c.u();
-  return finish_event(c, start, out);
-}
-
-const Record* Reader::decode_pool(FieldCursor& c, const uint8_t* start, PoolEvent& out) {
-  out.pool = c.u();
-  uint64_t device = c.u();
-  if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
-  return accept_event(c, out);
-}
-
+// Alloc and Free are the hot path, decoded by hand (see their declarations for the layout).
 const Record* Reader::decode_alloc(uint8_t token, const uint8_t* start) {
   const format::ApiInfo* info = api_of(token & format::kApiMask, false);
   if (!info) return unknown_token(start);
@@ -185,7 +227,7 @@ const Record* Reader::decode_alloc(uint8_t token, const uint8_t* start) {
   out.device = device_;
   out.stack = static_cast<uint32_t>(stack);
   out.address = address_ += static_cast<uint64_t>(address_delta);
-  return accept_event(c, out);
+  return accept(c, out);
 }
 
 const Record* Reader::decode_free(uint8_t token, const uint8_t* start) {
@@ -198,180 +240,90 @@ const Record* Reader::decode_free(uint8_t token, const uint8_t* start) {
   out.stream = info->takes_stream ? c.u() : 0;
   if (!whole(c, start)) return nullptr;
   out.address = address_ += static_cast<uint64_t>(address_delta);
-  return accept_event(c, out);
+  return accept(c, out);
 }
 
-// Every record but Alloc and Free. Fields go straight into the record; a record the data does not hold
-// whole, or that fails a check, is never handed out and changes no state.
+// Every record but Alloc and Free, by token.
 const Record* Reader::decode(uint8_t token, const uint8_t* start) {
-  FieldCursor c(start + 1, data_.data() + data_.size());
+  using Decode = const Record* (Reader::*)(const uint8_t*);
+  static constexpr auto kDecoders = []<typename... Rs>(std::variant<Rs...>*) {
+    std::array<Decode, format::kApiMask + 1> decoders;
+    decoders.fill(&Reader::unknown_token);
+    auto add = [&]<typename R>() {
+      constexpr auto token = static_cast<uint8_t>(R::kToken);
+      if constexpr (token < decoders.size()) decoders[token] = &Reader::decode<R>;  // not Alloc and Free
+    };
+    (add.template operator()<Rs>(), ...);
+    return decoders;
+  }(static_cast<Record*>(nullptr));
+  return token < kDecoders.size() ? (this->*kDecoders[token])(start) : unknown_token(start);
+}
 
-  switch (static_cast<Token>(token)) {
-    case Token::Process: {
-      Process& out = record_.emplace<Process>();
-      out.pid = c.u();
-      out.ppid = c.u();
-      out.start_wall_ns = c.u();
-      out.max_stack_depth = c.u();
-      out.rank = c.s();
-      out.hostname = c.str();
-      out.executable = c.str();
-      uint64_t argc = c.u();
-      std::vector<std::string_view> argv;
-      // Every string takes at least one byte, so a damaged argc fails at the end of the data, not later.
-      for (uint64_t i = 0; i < argc && c.failure() == FieldCursor::Failure::None; ++i) argv.push_back(c.str());
-      if (!whole(c, start)) return nullptr;
-      argv_ = std::move(argv);
-      out.argv = argv_;
-      process_ = out;
-      has_process_ = true;
-      return accept(c, false);
-    }
-    case Token::ModulesBegin: {
-      ModulesBegin& out = record_.emplace<ModulesBegin>();
-      out.generation = c.u();
-      if (!whole(c, start)) return nullptr;
-      modules_begin_pending_ = true;
-      pending_module_generation_ = out.generation;
-      return accept(c, false);
-    }
-    case Token::Module: {
-      Module& out = record_.emplace<Module>();
-      out.base = c.u();
-      out.low = c.u();
-      out.high = c.u();
-      out.path = c.str();
-      out.build_id = c.str();
-      if (!whole(c, start)) return nullptr;
-      modules_.add(ModuleInfo{out.base, out.low, out.high, std::string(out.path), std::string(out.build_id)});
-      return accept(c, false);
-    }
-    case Token::StacksReset:
-      record_.emplace<StacksReset>();
-      stacks_reset_pending_ = true;
-      return accept(c, false);
-    case Token::StackNode: {
-      uint64_t parent = c.u();
-      uint64_t ip = c.u();
-      if (!whole(c, start)) return nullptr;
-      if (!stacks_.contains(parent))
-        return corrupt(start, fmt::format("stack node refers to undefined parent {}", parent));
-      if (stacks_.size() == std::numeric_limits<uint32_t>::max()) return corrupt(start, "too many stack nodes");
-      uint32_t id = stacks_.add(static_cast<uint32_t>(parent), ip);
-      record_.emplace<StackNode>(StackNode{id, static_cast<uint32_t>(parent), ip});
-      return accept(c, false);
-    }
-    case Token::ThreadNew: {
-      uint64_t index = c.u();
-      uint64_t tid = c.u();
-      std::string_view name = c.str();
-      if (!whole(c, start)) return nullptr;
-      if (index != uint64_t{threads_.size()} + 1)
-        return corrupt(start, fmt::format("new thread has index {}, expected {}", index, threads_.size() + 1));
-      threads_.add(tid, name);
-      // The thread's records follow: it is the current thread from here.
-      thread_ = static_cast<uint32_t>(index);
-      record_.emplace<ThreadNew>(ThreadNew{thread_, tid, name});
-      return accept(c, false);
-    }
-    case Token::ThreadSwitch: {
-      uint64_t index = c.u();
-      if (!whole(c, start)) return nullptr;
-      if (!threads_.contains(index)) return corrupt(start, fmt::format("switch to undefined thread {}", index));
-      thread_ = static_cast<uint32_t>(index);
-      record_.emplace<ThreadSwitch>(ThreadSwitch{thread_});
-      return accept(c, false);
-    }
-    case Token::AllocFailed: {
-      AllocFailed& out = record_.emplace<AllocFailed>();
-      uint64_t api = c.u();
-      uint64_t device = c.u();
-      out.size = c.u();
-      uint64_t stack = c.u();
-      out.error = c.u();
-      if (out.error == kErrorOutOfMemory) {
-        out.device_free = c.u();
-        out.device_total = c.u();
-      }
-      if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
-      if (!api_of(api, false)) return corrupt(start, fmt::format("failed allocation with unknown API {}", api));
-      if (!stacks_.contains(stack))
-        return corrupt(start, fmt::format("failed allocation refers to undefined stack {}", stack));
-      out.api = static_cast<Api>(api);
-      out.stack = static_cast<uint32_t>(stack);
-      return accept_event(c, out);
-    }
-    case Token::FreeFailed: {
-      FreeFailed& out = record_.emplace<FreeFailed>();
-      uint64_t api = c.u();
-      out.address = c.u();
-      out.error = c.u();
-      if (!whole(c, start)) return nullptr;
-      if (!api_of(api, true)) return corrupt(start, fmt::format("failed free with unknown API {}", api));
-      out.api = static_cast<Api>(api);
-      return accept_event(c, out);
-    }
-    case Token::MemMap: {
-      MemMap& out = record_.emplace<MemMap>();
-      out.address = c.u();
-      out.size = c.u();
-      out.handle = c.u();
-      out.offset = c.u();
-      return finish_event(c, start, out);
-    }
-    case Token::MemUnmap:
-      return decode_range(c, start, record_.emplace<MemUnmap>());
-    case Token::AddressReserve:
-      return decode_range(c, start, record_.emplace<AddressReserve>());
-    case Token::AddressFree:
-      return decode_range(c, start, record_.emplace<AddressFree>());
-    case Token::PoolCreate:
-      return decode_pool(c, start, record_.emplace<PoolCreate>());
-    case Token::PoolDestroy:
-      return decode_pool(c, start, record_.emplace<PoolDestroy>());
-    case Token::PoolTrim: {
-      PoolTrim& out = record_.emplace<PoolTrim>();
-      out.pool = c.u();
-      out.min_bytes_to_keep = c.u();
-      out.reserved_after = c.u();
-      out.used_after = c.u();
-      return finish_event(c, start, out);
-    }
-    case Token::MemInfo: {
-      MemInfo& out = record_.emplace<MemInfo>();
-      uint64_t device = c.u();
-      out.free_bytes = c.u();
-      out.total_bytes = c.u();
-      if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
-      return accept_event(c, out);
-    }
-    case Token::PoolUsage: {
-      PoolUsage& out = record_.emplace<PoolUsage>();
-      out.pool = c.u();
-      uint64_t device = c.u();
-      out.reserved_bytes = c.u();
-      out.used_bytes = c.u();
-      if (!whole(c, start) || !valid_device(device, out.device, start)) return nullptr;
-      return accept_event(c, out);
-    }
-    case Token::Fork: {
-      Fork& out = record_.emplace<Fork>();
-      out.child_pid = c.u();
-      if (!whole(c, start)) return nullptr;
-      return accept(c, false);
-    }
-    case Token::End: {
-      End& out = record_.emplace<End>();
-      out.events_written = c.u();
-      if (!whole(c, start)) return nullptr;
-      out.time_ns = time_ns_;
-      out.thread = thread_;
-      status_ = Status::Complete;
-      return accept(c, false);
-    }
-    default:
-      return unknown_token(start);
-  }
+// A record the data does not hold whole, or that fails a check, is never handed out and changes no state.
+template <typename R>
+const Record* Reader::decode(const uint8_t* start) {
+  FieldCursor c(start + 1, data_.data() + data_.size());
+  R& out = record_.emplace<R>();
+  if (!read(c, out, start) || !apply(out, start)) return nullptr;
+  return accept(c, out);
+}
+
+template <typename R>
+bool Reader::read(FieldCursor& cursor, R& out, const uint8_t* start) {
+  FieldReader fields(*this, cursor, noun_of<R>());
+  R::fields(out, fields);
+  if (!whole(cursor, start)) return false;
+  return fields.error().empty() || reject(start, fields.error());
+}
+
+bool Reader::apply(Process& out, const uint8_t*) {
+  argv_.swap(strings_);
+  out.argv = argv_;
+  process_ = out;
+  has_process_ = true;
+  return true;
+}
+
+bool Reader::apply(ModulesBegin& out, const uint8_t*) {
+  modules_begin_pending_ = true;
+  pending_module_generation_ = out.generation;
+  return true;
+}
+
+bool Reader::apply(Module& out, const uint8_t*) {
+  modules_.add(ModuleInfo::of(out));
+  return true;
+}
+
+bool Reader::apply(StacksReset&, const uint8_t*) {
+  stacks_reset_pending_ = true;
+  return true;
+}
+
+bool Reader::apply(StackNode& out, const uint8_t* start) {
+  if (stacks_.size() == std::numeric_limits<uint32_t>::max()) return reject(start, "too many stack nodes");
+  out.id = stacks_.add(out.parent, out.ip);
+  return true;
+}
+
+bool Reader::apply(ThreadNew& out, const uint8_t* start) {
+  uint64_t expected = uint64_t{threads_.size()} + 1;
+  if (out.index != expected)
+    return reject(start, fmt::format("new thread has index {}, expected {}", out.index, expected));
+  threads_.add(out.tid, out.name);
+  thread_ = out.index;  // the thread's records follow: it is the current thread from here
+  return true;
+}
+
+bool Reader::apply(ThreadSwitch& out, const uint8_t* start) {
+  if (!threads_.contains(out.index)) return reject(start, fmt::format("switch to undefined thread {}", out.index));
+  thread_ = out.index;
+  return true;
+}
+
+bool Reader::apply(End&, const uint8_t*) {
+  status_ = Status::Complete;
+  return true;
 }
 
 }  // namespace gpumemtrace::trace

@@ -65,23 +65,40 @@ class Reader {
   const Process* process() const { return has_process_ ? &process_ : nullptr; }  // the last one read
 
  private:
+  class FieldReader;
+
   void check_header();
+  const Record* decode(uint8_t token, const uint8_t* start);
   const Record* decode_alloc(uint8_t token, const uint8_t* start);
   const Record* decode_free(uint8_t token, const uint8_t* start);
-  const Record* decode(uint8_t token, const uint8_t* start);
+  template <typename R>
+  const Record* decode(const uint8_t* start);
+  template <typename R>
+  bool read(FieldCursor& cursor, R& out, const uint8_t* start);
+  // What a record changes in the reader's state, after its fields were read and checked. False: the record
+  // is corrupt (recorded).
+  template <typename R>
+  bool apply(R&, const uint8_t*) {
+    return true;
+  }
+  bool apply(Process& out, const uint8_t* start);
+  bool apply(ModulesBegin& out, const uint8_t* start);
+  bool apply(Module& out, const uint8_t* start);
+  bool apply(StacksReset& out, const uint8_t* start);
+  bool apply(StackNode& out, const uint8_t* start);
+  bool apply(ThreadNew& out, const uint8_t* start);
+  bool apply(ThreadSwitch& out, const uint8_t* start);
+  bool apply(End& out, const uint8_t* start);
+  bool apply_state(uint8_t token, const uint8_t* start);
+  void apply_pending_resets();
   const Record* stop(Status status, const uint8_t* at);
   const Record* corrupt(const uint8_t* at, std::string_view what);
+  bool reject(const uint8_t* at, std::string_view what);  // corrupt(), for checks that answer true or false
   const Record* unknown_token(const uint8_t* start);
   const Record* cursor_failed(const FieldCursor& cursor, const uint8_t* start);
   bool whole(const FieldCursor& cursor, const uint8_t* start);  // false: truncated or corrupt, recorded
-  bool valid_device(uint64_t stored, int32_t& device, const uint8_t* start);
-  const Record* accept(const FieldCursor& cursor, bool is_event);
-  const Record* accept_event(const FieldCursor& cursor, Event& event);
-  const Record* finish_event(FieldCursor& cursor, const uint8_t* start, Event& event);
-  const Record* decode_range(FieldCursor& cursor, const uint8_t* start, AddressRange& out);
-  const Record* decode_pool(FieldCursor& cursor, const uint8_t* start, PoolEvent& out);
-  bool apply_state(uint8_t token, const uint8_t* start);
-  void apply_pending_resets();
+  template <typename R>
+  const Record* accept(const FieldCursor& cursor, R& out);
   uint64_t offset_of(const uint8_t* p) const { return static_cast<uint64_t>(p - data_.data()); }
 
   std::unique_ptr<MappedFile> file_;
@@ -108,7 +125,8 @@ class Reader {
   ModuleSet modules_;
   ThreadTable threads_;
   Process process_;
-  std::vector<std::string_view> argv_;
+  std::vector<std::string_view> argv_;     // the argv of process_
+  std::vector<std::string_view> strings_;  // a string list being read
   bool has_process_ = false;
   bool stacks_reset_pending_ = false;
   bool modules_begin_pending_ = false;

@@ -1,19 +1,23 @@
-// Encodes trace records (include/gpumemtrace/trace_format.h) into a MappedFileSink.
-// Each record's body is written first and its token last, so a reader (or a crash) never sees half a
-// record. Not thread-safe by itself: the recorder serializes calls, because stack nodes, thread switches
-// and the event that needs them must land in the file in that order.
+// Writes a trace: the header, then records (include/gpumemtrace/trace_records.h) encoded into a
+// MappedFileSink. Each record's body is written first and its token last, so a reader (or a crash) never
+// sees half a record. Not thread-safe by itself: the recorder serializes calls, because stack nodes, thread
+// switches and the event that needs them must land in the file in that order.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "gpumemtrace/trace_format.h"
+#include "gpumemtrace/trace_records.h"
 #include "trace/writer/mapped_file_sink.h"
+#include "trace/writer/record_encoder.h"
 
 namespace gpumemtrace::writer {
 
+// What the Process record says, with its own strings.
 struct ProcessInfo {
   uint64_t pid = 0;
   uint64_t ppid = 0;
@@ -25,13 +29,7 @@ struct ProcessInfo {
   std::vector<std::string> argv;
 };
 
-struct ModuleInfo {
-  uint64_t base = 0;
-  uint64_t low = 0;
-  uint64_t high = 0;
-  std::string path;
-  std::string build_id;
-};
+uint64_t monotonic_ns();
 
 class TraceWriter {
  public:
@@ -42,29 +40,16 @@ class TraceWriter {
   // A record could not be written (disk full, size limit): the trace ends here.
   bool failed() const { return sink_.failed(); }
 
-  void modules(uint64_t generation, const std::vector<ModuleInfo>& modules);
-  void stacks_reset();
-  void stack_node(uint64_t parent, uint64_t ip);
-  void thread_new(uint64_t index, uint64_t tid, std::string_view name);
-  void thread_switch(uint64_t index);
+  // Writes one record. Records with a time (trace::Event) happen now: a Time record goes first when the
+  // clock has moved; events (trace::kIsEvent) are counted for End. The record's own time and thread are
+  // ignored: the thread is the one of the last ThreadNew or ThreadSwitch written.
+  template <typename R>
+  void write(const R& record) {
+    if constexpr (std::is_base_of_v<trace::Event, R>) advance_time();
+    if (encoder_.put(out_, record) && trace::kIsEvent<R>) ++events_;
+  }
 
-  void alloc(format::Api api, int device, uint64_t address, uint64_t size, uint64_t stack, uint64_t stream,
-             uint64_t pool);
-  void free(format::Api api, uint64_t address, uint64_t stream);
-  void free_failed(format::Api api, uint64_t address, uint64_t error);
-  void alloc_failed(format::Api api, int device, uint64_t size, uint64_t stack, uint64_t error, uint64_t free_bytes,
-                    uint64_t total_bytes);
-  void mem_map(uint64_t address, uint64_t size, uint64_t handle, uint64_t offset);
-  void mem_unmap(uint64_t address, uint64_t size);
-  void address_reserve(uint64_t address, uint64_t size);
-  void address_free(uint64_t address, uint64_t size);
-  void pool_create(uint64_t pool, int device);
-  void pool_destroy(uint64_t pool);
-  void pool_trim(uint64_t pool, uint64_t min_keep, uint64_t reserved, uint64_t used);
-  void pool_usage(uint64_t pool, int device, uint64_t reserved, uint64_t used);
-  void mem_info(int device, uint64_t free_bytes, uint64_t total_bytes);
-  void fork_child(uint64_t child_pid);
-  // Marks the trace complete and closes the file.
+  // Writes End (the number of events written) and closes the file: the trace is complete.
   void end();
   // Drops the file without writing (a forked child holds its parent's mapping).
   void abandon() { sink_.abandon(); }
@@ -78,19 +63,29 @@ class TraceWriter {
   uint64_t bytes() const { return sink_.size(); }
 
  private:
-  class Record;
+  // Where the encoder puts records: the token is stored last, after the body it announces.
+  struct SinkOut {
+    MappedFileSink& sink;
+    uint8_t* reserve(size_t max_bytes) { return sink.reserve(max_bytes); }
+    void finish(uint8_t* start, uint8_t* end, uint8_t token) {
+      __atomic_store_n(start, token, __ATOMIC_RELEASE);
+      sink.commit(static_cast<size_t>(end - start));
+    }
+  };
+
   // Writes a Time record first if the clock moved by the format's granularity since the last one.
-  void advance_time();
+  void advance_time() {
+    uint64_t now = event_time_ns_ ? std::exchange(event_time_ns_, 0) : monotonic_ns();
+    if (now < last_time_ns_ + format::kTimeGranularityNs) return;
+    if (encoder_.put(out_, trace::Time{now - last_time_ns_})) last_time_ns_ = now;
+  }
 
   MappedFileSink sink_;
+  SinkOut out_{sink_};
+  RecordEncoder encoder_;
   uint64_t last_time_ns_ = 0;  // the time the reader will have reached
   uint64_t event_time_ns_ = 0;
-  uint64_t last_address_ = 0;
-  int device_ = -1;            // the reader's current device
-  std::vector<uint64_t> last_size_by_stack_;  // indexed by stack id: sizes are deltas per call site
   uint64_t events_ = 0;
 };
-
-uint64_t monotonic_ns();
 
 }  // namespace gpumemtrace::writer

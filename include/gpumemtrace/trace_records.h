@@ -1,0 +1,462 @@
+// The records of a trace, each declared once: its token, its name, its fields in the order they are
+// stored, and what each field holds. From these declarations the writer encodes
+// (trace/writer/record_encoder.h), the reader decodes and checks (trace/reader/reader.cpp),
+// `gpumemtrace dump` shows (analyzer/cli/record_fields.h) and the tests build traces
+// (tests/support/trace_builder.h). docs/trace-format.md says the same in prose.
+//
+// Each record has its token (kToken), its name in dumps and messages (kName; kNoun where messages say it
+// otherwise) and `fields(record, f)`, which calls `f` once per field, in stored order, saying how it is stored:
+//   f.u(name, value, As)       u; shown as a number, an address, a size, an error code or a wall-clock time
+//   f.s(name, value)           s
+//   f.str(name, value, As)     str; shown as text or as raw bytes in hex
+//   f.strs(name, values)       u count, then count × str
+//   f.device(name, value)      u device+1 (0: none); the reader accepts values below 2^31
+//   f.alloc_api(name, value)   u api, which must be an allocating API
+//   f.free_api(name, value)    u api, which must be a freeing API
+//   f.stack(name, value)       u stack trie node id, which must be defined (0: the root, an empty stack)
+//   f.implicit(name, value)    not stored: the reader knows it
+// A field that only some records carry is behind an `if` on fields stored before it.
+//
+// A new record takes its token in trace_format.h, its struct here and its type in Record below; see "Adding
+// a record type" in docs/trace-format.md.
+//
+// Times and addresses are absolute: the reader sums the deltas, the writer makes them. Strings are views:
+// into the mapped trace for a record a Reader returned (valid as long as the Reader), into the caller's
+// memory for a record given to the writer.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "gpumemtrace/trace_format.h"
+
+namespace gpumemtrace::trace {
+
+using format::Api;
+using format::MemoryKind;
+using format::Token;
+
+inline constexpr int32_t kNoDevice = -1;
+
+// How `gpumemtrace dump` shows a u or str field.
+enum class As : uint8_t { Number, Address, Size, Error, WallTime, Text, Bytes };
+
+struct Process {
+  static constexpr Token kToken = Token::Process;
+  static constexpr std::string_view kName = "process";
+  uint64_t pid = 0;
+  uint64_t ppid = 0;
+  uint64_t start_wall_ns = 0;  // since the epoch, when the clock of the Time records was at 0
+  uint64_t max_stack_depth = 0;
+  int64_t rank = -1;  // -1: unknown
+  std::string_view hostname;
+  std::string_view executable;
+  std::span<const std::string_view> argv;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("pid", r.pid);
+    f.u("ppid", r.ppid);
+    f.u("start", r.start_wall_ns, As::WallTime);
+    f.u("max_stack_depth", r.max_stack_depth);
+    f.s("rank", r.rank);
+    f.str("hostname", r.hostname);
+    f.str("executable", r.executable);
+    f.strs("argv", r.argv);
+  }
+  bool operator==(const Process& other) const {
+    return pid == other.pid && ppid == other.ppid && start_wall_ns == other.start_wall_ns &&
+           max_stack_depth == other.max_stack_depth && rank == other.rank && hostname == other.hostname &&
+           executable == other.executable && std::ranges::equal(argv, other.argv);
+  }
+};
+
+struct ModulesBegin {
+  static constexpr Token kToken = Token::ModulesBegin;
+  static constexpr std::string_view kName = "modules-begin";
+  uint64_t generation = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("generation", r.generation);
+  }
+  bool operator==(const ModulesBegin&) const = default;
+};
+
+struct Module {
+  static constexpr Token kToken = Token::Module;
+  static constexpr std::string_view kName = "module";
+  uint64_t base = 0;  // load bias
+  uint64_t low = 0;   // [low, high) covers every PT_LOAD segment, in absolute addresses
+  uint64_t high = 0;
+  std::string_view path;
+  std::string_view build_id;  // raw bytes, may be empty
+
+  static void fields(auto& r, auto&& f) {
+    f.u("base", r.base, As::Address);
+    f.u("low", r.low, As::Address);
+    f.u("high", r.high, As::Address);
+    f.str("path", r.path);
+    f.str("build_id", r.build_id, As::Bytes);
+  }
+  bool operator==(const Module&) const = default;
+};
+
+// A Module with its own strings: what the tracer finds loaded, and the module set the reader keeps.
+struct ModuleInfo {
+  uint64_t base = 0;
+  uint64_t low = 0;
+  uint64_t high = 0;
+  std::string path;
+  std::string build_id;
+
+  bool contains(uint64_t address) const { return address >= low && address < high; }
+  Module record() const { return Module{base, low, high, path, build_id}; }
+  static ModuleInfo of(const Module& m) {
+    return {m.base, m.low, m.high, std::string(m.path), std::string(m.build_id)};
+  }
+};
+
+struct StacksReset {
+  static constexpr Token kToken = Token::StacksReset;
+  static constexpr std::string_view kName = "stacks-reset";
+
+  static void fields(auto&, auto&&) {}
+  bool operator==(const StacksReset&) const = default;
+};
+
+// A stack id names the innermost frame's node; walking parents to the root gives the outer frames.
+struct StackNode {
+  static constexpr Token kToken = Token::StackNode;
+  static constexpr std::string_view kName = "stack-node";
+  static constexpr std::string_view kNoun = "stack node";  // in the reader's messages
+  uint32_t id = 0;  // the n-th StackNode since the start or the last StacksReset has id n, from 1
+  uint32_t parent = 0;
+  uint64_t ip = 0;  // already adjusted to point into the call instruction
+
+  static void fields(auto& r, auto&& f) {
+    f.implicit("id", r.id);
+    f.stack("parent", r.parent);
+    f.u("ip", r.ip, As::Address);
+  }
+  bool operator==(const StackNode&) const = default;
+};
+
+struct ThreadNew {
+  static constexpr Token kToken = Token::ThreadNew;
+  static constexpr std::string_view kName = "thread-new";
+  uint32_t index = 0;  // from 1, in order of appearance
+  uint64_t tid = 0;
+  std::string_view name;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("index", r.index);
+    f.u("tid", r.tid);
+    f.str("name", r.name);
+  }
+  bool operator==(const ThreadNew&) const = default;
+};
+
+struct ThreadSwitch {
+  static constexpr Token kToken = Token::ThreadSwitch;
+  static constexpr std::string_view kName = "thread-switch";
+  uint32_t index = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("index", r.index);
+  }
+  bool operator==(const ThreadSwitch&) const = default;
+};
+
+struct Fork {
+  static constexpr Token kToken = Token::Fork;
+  static constexpr std::string_view kName = "fork";
+  uint64_t child_pid = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("child_pid", r.child_pid);
+  }
+  bool operator==(const Fork&) const = default;
+};
+
+// What every timed record carries: when it happened and on which thread (0 = before any thread record).
+// Neither is stored in the record: the reader fills them in from the Time and thread records, and the
+// writer ignores them.
+struct Event {
+  uint64_t time_ns = 0;  // CLOCK_MONOTONIC ns since the trace start
+  uint32_t thread = 0;
+  bool operator==(const Event&) const = default;
+};
+
+// A successful allocation, recorded after the real call returned. Stored unlike its field list (the hot
+// path, coded by hand in record_encoder.h and reader.cpp): the API in the token's low 6 bits, the device
+// in the Device state record, then s address delta (from the last Alloc or Free), u stack id, s size delta
+// (from the last Alloc with the same stack id), u stream and u pool when the API takes them.
+struct Alloc : Event {
+  static constexpr Token kToken = Token::AllocBase;
+  static constexpr std::string_view kName = "alloc";
+  Api api{};
+  int32_t device = kNoDevice;
+  uint64_t address = 0;  // the CUmemGenericAllocationHandle for VMM physical memory, the CUarray for arrays
+  uint64_t size = 0;
+  uint32_t stack = 0;
+  uint64_t stream = 0;  // async APIs only
+  uint64_t pool = 0;    // *FromPool* APIs only
+
+  MemoryKind kind() const { return format::api_info(api).kind; }
+  static void fields(auto& r, auto&& f) {
+    f.alloc_api("api", r.api);
+    f.device("device", r.device);
+    f.u("address", r.address, As::Address);
+    f.u("size", r.size, As::Size);
+    f.stack("stack", r.stack);
+    if (format::api_info(r.api).takes_stream) f.u("stream", r.stream, As::Address);
+    if (format::api_info(r.api).takes_pool) f.u("pool", r.pool, As::Address);
+  }
+  bool operator==(const Alloc&) const = default;
+};
+
+// A free, recorded before the real call. Stored like Alloc: the API in the token, then s address delta,
+// then u stream when the API takes one.
+struct Free : Event {
+  static constexpr Token kToken = Token::FreeBase;
+  static constexpr std::string_view kName = "free";
+  Api api{};
+  uint64_t address = 0;
+  uint64_t stream = 0;  // async APIs only
+
+  MemoryKind kind() const { return format::api_info(api).kind; }
+  static void fields(auto& r, auto&& f) {
+    f.free_api("api", r.api);
+    f.u("address", r.address, As::Address);
+    if (format::api_info(r.api).takes_stream) f.u("stream", r.stream, As::Address);
+  }
+  bool operator==(const Free&) const = default;
+};
+
+struct AllocFailed : Event {
+  static constexpr Token kToken = Token::AllocFailed;
+  static constexpr std::string_view kName = "alloc-failed";
+  static constexpr std::string_view kNoun = "failed allocation";
+  Api api{};
+  int32_t device = kNoDevice;
+  uint64_t size = 0;
+  uint32_t stack = 0;
+  uint64_t error = 0;         // the CUresult, or the cudaError_t for runtime APIs
+  uint64_t device_free = 0;   // out-of-memory errors only; 0 when unknown
+  uint64_t device_total = 0;  // out-of-memory errors only; 0 when unknown
+
+  static void fields(auto& r, auto&& f) {
+    f.alloc_api("api", r.api);
+    f.device("device", r.device);
+    f.u("size", r.size, As::Size);
+    f.stack("stack", r.stack);
+    f.u("error", r.error, As::Error);
+    if (r.error == format::kErrorOutOfMemory) {
+      f.u("device_free", r.device_free, As::Size);
+      f.u("device_total", r.device_total, As::Size);
+    }
+  }
+  bool operator==(const AllocFailed&) const = default;
+};
+
+struct FreeFailed : Event {
+  static constexpr Token kToken = Token::FreeFailed;
+  static constexpr std::string_view kName = "free-failed";
+  static constexpr std::string_view kNoun = "failed free";
+  Api api{};
+  uint64_t address = 0;
+  uint64_t error = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.free_api("api", r.api);
+    f.u("address", r.address, As::Address);
+    f.u("error", r.error, As::Error);
+  }
+  bool operator==(const FreeFailed&) const = default;
+};
+
+// The physical allocation `handle`, from `offset`, mapped at [address, address + size).
+struct MemMap : Event {
+  static constexpr Token kToken = Token::MemMap;
+  static constexpr std::string_view kName = "mem-map";
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t handle = 0;
+  uint64_t offset = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("address", r.address, As::Address);
+    f.u("size", r.size, As::Size);
+    f.u("handle", r.handle, As::Address);
+    f.u("offset", r.offset);
+  }
+  bool operator==(const MemMap&) const = default;
+};
+
+// An address range: MemUnmap, AddressReserve and AddressFree share these fields.
+struct AddressRange : Event {
+  uint64_t address = 0;
+  uint64_t size = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("address", r.address, As::Address);
+    f.u("size", r.size, As::Size);
+  }
+  bool operator==(const AddressRange&) const = default;
+};
+struct MemUnmap : AddressRange {
+  static constexpr Token kToken = Token::MemUnmap;
+  static constexpr std::string_view kName = "mem-unmap";
+};
+struct AddressReserve : AddressRange {
+  static constexpr Token kToken = Token::AddressReserve;
+  static constexpr std::string_view kName = "address-reserve";
+};
+struct AddressFree : AddressRange {
+  static constexpr Token kToken = Token::AddressFree;
+  static constexpr std::string_view kName = "address-free";
+};
+
+// PoolCreate and PoolDestroy share these fields (the tracer writes PoolDestroy without a device).
+struct PoolEvent : Event {
+  uint64_t pool = 0;
+  int32_t device = kNoDevice;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("pool", r.pool, As::Address);
+    f.device("device", r.device);
+  }
+  bool operator==(const PoolEvent&) const = default;
+};
+struct PoolCreate : PoolEvent {
+  static constexpr Token kToken = Token::PoolCreate;
+  static constexpr std::string_view kName = "pool-create";
+};
+struct PoolDestroy : PoolEvent {
+  static constexpr Token kToken = Token::PoolDestroy;
+  static constexpr std::string_view kName = "pool-destroy";
+};
+
+struct PoolTrim : Event {
+  static constexpr Token kToken = Token::PoolTrim;
+  static constexpr std::string_view kName = "pool-trim";
+  uint64_t pool = 0;
+  uint64_t min_bytes_to_keep = 0;
+  uint64_t reserved_after = 0;
+  uint64_t used_after = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("pool", r.pool, As::Address);
+    f.u("min_bytes_to_keep", r.min_bytes_to_keep, As::Size);
+    f.u("reserved_after", r.reserved_after, As::Size);
+    f.u("used_after", r.used_after, As::Size);
+  }
+  bool operator==(const PoolTrim&) const = default;
+};
+
+// A memory pool's state when an allocation ran out of memory.
+struct PoolUsage : Event {
+  static constexpr Token kToken = Token::PoolUsage;
+  static constexpr std::string_view kName = "pool-usage";
+  uint64_t pool = 0;
+  int32_t device = kNoDevice;
+  uint64_t reserved_bytes = 0;
+  uint64_t used_bytes = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("pool", r.pool, As::Address);
+    f.device("device", r.device);
+    f.u("reserved", r.reserved_bytes, As::Size);
+    f.u("used", r.used_bytes, As::Size);
+  }
+  bool operator==(const PoolUsage&) const = default;
+};
+
+struct MemInfo : Event {
+  static constexpr Token kToken = Token::MemInfo;
+  static constexpr std::string_view kName = "mem-info";
+  int32_t device = kNoDevice;
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.device("device", r.device);
+    f.u("free", r.free_bytes, As::Size);
+    f.u("total", r.total_bytes, As::Size);
+  }
+  bool operator==(const MemInfo&) const = default;
+};
+
+// The process ended normally. It has a time but is not an event itself.
+struct End : Event {
+  static constexpr Token kToken = Token::End;
+  static constexpr std::string_view kName = "end";
+  uint64_t events_written = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("events_written", r.events_written);
+  }
+  bool operator==(const End&) const = default;
+};
+
+// The state records: the reader applies them itself and never returns them.
+struct Time {
+  static constexpr Token kToken = Token::Time;
+  static constexpr std::string_view kName = "time";
+  uint64_t delta_ns = 0;  // how far the current time advances
+
+  static void fields(auto& r, auto&& f) {
+    f.u("delta_ns", r.delta_ns);
+  }
+};
+
+struct Device {
+  static constexpr Token kToken = Token::Device;
+  static constexpr std::string_view kName = "device";
+  int32_t device = kNoDevice;  // of the Alloc records that follow
+
+  static void fields(auto& r, auto&& f) {
+    f.device("device", r.device);
+  }
+};
+
+// Every record the reader returns.
+using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNode, ThreadNew, ThreadSwitch, Fork, Alloc,
+                            Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
+                            PoolDestroy, PoolTrim, PoolUsage, MemInfo, End>;
+
+// Records that say what the program did, which End counts: those with a time, but End.
+template <typename R>
+inline constexpr bool kIsEvent = std::is_base_of_v<Event, R> && !std::is_same_v<R, End>;
+
+// "alloc", "free", "stack-node", ...: the record's name in dumps and messages.
+inline std::string_view record_name(const Record& record) {
+  return std::visit([](const auto& r) { return std::decay_t<decltype(r)>::kName; }, record);
+}
+
+// What the reader's messages call a record: "failed allocation refers to undefined stack 3".
+template <typename R>
+constexpr std::string_view noun_of() {
+  if constexpr (requires { R::kNoun; })
+    return R::kNoun;
+  else
+    return R::kName;
+}
+
+namespace detail {
+template <typename... Rs>
+constexpr bool distinct_tokens(std::variant<Rs...>*) {
+  const Token tokens[] = {Rs::kToken..., Time::kToken, Device::kToken};
+  for (size_t i = 0; i < std::size(tokens); ++i)
+    for (size_t j = i + 1; j < std::size(tokens); ++j)
+      if (tokens[i] == tokens[j]) return false;
+  return true;
+}
+}  // namespace detail
+static_assert(detail::distinct_tokens(static_cast<Record*>(nullptr)), "two records share a token");
+
+}  // namespace gpumemtrace::trace

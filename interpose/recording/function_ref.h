@@ -1,0 +1,30 @@
+// A non-owning reference to a callable, like C++26's std::function_ref: passes a lambda across a function
+// boundary without std::function's allocation.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+namespace gpumemtrace::interpose {
+
+template <typename Signature>
+class FunctionRef;
+
+template <typename R, typename... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>)
+  FunctionRef(F&& f)  // NOLINT: implicit, like std::function_ref
+      : object_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* object, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);
+        }) {}
+
+  R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
+
+}  // namespace gpumemtrace::interpose
