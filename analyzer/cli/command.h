@@ -11,18 +11,24 @@ namespace gpumemtrace::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 1;     // bad command line, or the tool is not set up (library missing)
 inline constexpr int kExitBadTrace = 2;  // unreadable, foreign, wrong-version or corrupt trace
+inline constexpr int kExitSystem = 3;    // the system refused: the output cannot be written, out of memory
+
+// The end of every analyzing command's --help.
+inline constexpr std::string_view kExitStatusHelp =
+    "Exit status: 0 when the trace was analyzed (also a truncated one: the report says it is incomplete),\n"
+    "1 for a bad command line, 2 when the file is not a readable trace (one line on stderr), 3 for a system\n"
+    "error (the output cannot be written, out of memory).\n";
 
 struct Command {
   std::string_view name;
   std::string_view summary;                        // one line in `gpumemtrace --help`
-  std::string_view help;                           // `gpumemtrace NAME --help`
   int (*main)(std::span<const std::string> args);  // the arguments after the command name
 };
 
 std::span<const Command* const> commands();
 const Command* find_command(std::string_view name);
 
-// Thrown by a command for a bad command line; main prints it on one line and exits with kExitUsage.
+// Thrown for a bad command line; main prints it on one line and exits with kExitUsage.
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <optional>
 
-#include "analyzer/cli/arguments.h"
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/cli/json_writer.h"
 #include "analyzer/cli/record_output.h"
+#include "analyzer/cli/standard_output.h"
 #include "trace/reader/reader.h"
 
 namespace gpumemtrace::cli {
@@ -20,33 +21,7 @@ constexpr std::string_view kHelp =
     "Prints every record of TRACE, one per line: the time in seconds since the trace started, the thread,\n"
     "the record and its fields (sizes in binary units with the exact bytes, addresses in hex, errors by\n"
     "name). The last line says whether the trace is complete or where its written data stops (a process\n"
-    "that was killed or is still running), and how many records and events it holds.\n"
-    "\n"
-    "options:\n"
-    "  --json      one JSON object per line instead; the last one has a \"status\" key\n"
-    "  -h, --help  this text\n"
-    "\n"
-    "Exit status: 0 for a complete or truncated trace, 2 for an unreadable, foreign or corrupt file.\n";
-
-// Writes stdout in large blocks: a dump can have hundreds of millions of lines.
-class BufferedStdout {
- public:
-  fmt::memory_buffer& buffer() { return buffer_; }
-  void flush_if_full() {
-    if (buffer_.size() >= (size_t{1} << 20)) flush();
-  }
-  void flush() {
-    std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
-    buffer_.clear();
-  }
-  ~BufferedStdout() {
-    flush();
-    std::fflush(stdout);
-  }
-
- private:
-  fmt::memory_buffer buffer_;
-};
+    "that was killed or is still running), and how many records and events it holds.\n";
 
 std::string_view status_name(trace::Status status) {
   switch (status) {
@@ -88,31 +63,18 @@ void append_status_json(fmt::memory_buffer& out, const trace::Reader& reader) {
 }
 
 int dump_main(std::span<const std::string> args) {
+  CommandLine line(kHelp, kExitStatusHelp);
   bool json = false;
-  std::optional<std::string> path;
-  bool options_done = false;
-  for (const std::string& arg : args) {
-    if (!options_done && is_help_option(arg)) {
-      fmt::print("{}", kHelp);
-      return kExitOk;
-    }
-    if (!options_done && arg == "--json") {
-      json = true;
-    } else if (!options_done && arg == "--") {
-      options_done = true;
-    } else {
-      if (!options_done) reject_unknown_option(arg);
-      if (path) throw UsageError("expects one trace file, got '" + *path + "' and '" + arg + "'");
-      path = arg;
-    }
-  }
-  if (!path) throw UsageError("expects a trace file");
+  std::string path;
+  line.flag("--json", json, "one JSON object per line instead; the last one has a \"status\" key");
+  line.operand("trace file", path);
+  if (!line.parse(args)) return kExitOk;
 
   std::optional<trace::Reader> reader;
   try {
-    reader.emplace(*path);
+    reader.emplace(path);
   } catch (const trace::OpenError& error) {
-    return trace_error(*path, error.what());
+    return trace_error(path, error.what());
   }
 
   BufferedStdout out;
@@ -129,13 +91,13 @@ int dump_main(std::span<const std::string> args) {
   else if (reader->status() != trace::Status::Corrupt)
     append_status_text(out.buffer(), *reader);
   out.flush();
-  if (reader->status() == trace::Status::Corrupt) return trace_error(*path, reader->error());
+  if (reader->status() == trace::Status::Corrupt) return trace_error(path, reader->error());
   return kExitOk;
 }
 
 }  // namespace
 
 extern const Command dump_command;
-const Command dump_command{"dump", "print every record of a trace", kHelp, dump_main};
+const Command dump_command{"dump", "print every record of a trace", dump_main};
 
 }  // namespace gpumemtrace::cli

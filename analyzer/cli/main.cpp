@@ -1,12 +1,15 @@
-// gpumemtrace: dispatches to the subcommand named by the first argument.
+// gpumemtrace: dispatches to the subcommand named by the first argument, and turns what went wrong into
+// the exit status (command.h): 1 a bad command line, 3 a system error.
 #include <fmt/core.h>
 
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
-#include "analyzer/cli/arguments.h"
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/standard_output.h"
+#include "analyzer/render/output_format.h"
 
 using namespace gpumemtrace::cli;
 
@@ -22,7 +25,27 @@ void print_tool_help() {
   for (const Command* command : commands()) fmt::print("  {:<13} {}\n", command->name, command->summary);
   fmt::print(
       "\n"
-      "'gpumemtrace COMMAND --help' describes a command; 'gpumemtrace --version' prints the version.\n");
+      "The reports print text, or another format with --format ({}).\n"
+      "'gpumemtrace COMMAND --help' describes a command; 'gpumemtrace --version' prints the version.\n"
+      "\n"
+      "Exit status: 0 analyzed, 1 bad command line, 2 unreadable input, 3 system error (the output cannot be\n"
+      "written, out of memory); `run` exits with the program's own status once the program has started.\n",
+      gpumemtrace::render::output_format_names());
+}
+
+int run_command(const Command& command, std::span<const std::string> args) {
+  try {
+    return command.main(args);
+  } catch (const UsageError& error) {
+    fmt::print(stderr, "gpumemtrace {}: {} (see gpumemtrace {} --help)\n", command.name, error.what(), command.name);
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "gpumemtrace {}: out of memory\n", command.name);
+    return kExitSystem;
+  } catch (const std::exception& error) {  // the system refused something (output, fork, /proc)
+    fmt::print(stderr, "gpumemtrace {}: {}\n", command.name, error.what());
+    return kExitSystem;
+  }
 }
 
 }  // namespace
@@ -33,7 +56,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: gpumemtrace COMMAND [ARGS...] (see gpumemtrace --help)\n");
     return kExitUsage;
   }
-  if (is_help_option(args[0]) || (args[0] == "help" && args.size() == 1)) {
+  if (args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && args.size() == 1)) {
     print_tool_help();
     return kExitOk;
   }
@@ -48,13 +71,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "gpumemtrace: unknown command '{}' (see gpumemtrace --help)\n", args[0]);
     return kExitUsage;
   }
-  try {
-    return command->main(std::span<const std::string>(args).subspan(1));
-  } catch (const UsageError& error) {
-    fmt::print(stderr, "gpumemtrace {}: {} (see gpumemtrace {} --help)\n", command->name, error.what(), command->name);
-    return kExitUsage;
-  } catch (const std::exception& error) {  // the system refused something (fork, /proc): not the user's fault
-    fmt::print(stderr, "gpumemtrace {}: {}\n", command->name, error.what());
-    return kExitUsage;
-  }
+  return run_command(*command, std::span<const std::string>(args).subspan(1));
 }

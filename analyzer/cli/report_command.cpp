@@ -1,32 +1,30 @@
 #include "analyzer/cli/report_command.h"
 
 #include <fmt/core.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdio>
+#include <cstdlib>
+#include <optional>
 
-#include "analyzer/cli/arguments.h"
 #include "analyzer/cli/command.h"
-#include "analyzer/cli/report_output.h"
+#include "analyzer/cli/command_line.h"
+#include "analyzer/cli/progress.h"
+#include "analyzer/cli/standard_output.h"
+#include "analyzer/render/output_format.h"
+#include "analyzer/symbolize/symbolizer.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kCommonOptions =
-    "\n"
-    "options:\n"
-    "  --json           JSON instead of text (see docs/reports.md)\n"
-    "  --device N       only device N's memory\n"
-    "  --top N          at most N stacks per device (default {})\n"
-    "  --min-size SIZE  leave out stacks with less than SIZE, e.g. 1MiB\n"
-    "{}"
-    "  -h, --help       this text\n"
-    "\n"
-    "Exit status: 0 when the trace was analyzed (also a truncated one: the report says it is incomplete),\n"
-    "1 for a bad command line, 2 when the file is not a readable trace.\n";
+struct ReportArguments {
+  std::string path;
+  const render::OutputFormat* format = nullptr;
+  report::Selection selection;
+  std::optional<uint32_t> width;
+};
 
 uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max) {
   if (value.empty() || value.size() > 10 || value.find_first_not_of("0123456789") != std::string::npos ||
@@ -35,117 +33,90 @@ uint64_t parse_count(const std::string& option, const std::string& value, uint64
   return std::stoull(value);
 }
 
-// nullopt: --help was printed.
-std::optional<ReportOptions> parse(std::span<const std::string> args, const ReportCommand& command) {
-  ReportOptions options;
-  options.top = command.default_top;
-  std::optional<std::string> path;
-  bool options_done = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (!options_done && is_help_option(arg)) {
-      fmt::print("{}", command.usage_and_purpose);
-      fmt::print(fmt::runtime(kCommonOptions), command.default_top,
-                 command.takes_width ? "  --width N        columns of the chart (default: the terminal's, or 80)\n" : "");
-      return std::nullopt;
-    }
-    if (!options_done && arg == "--") {
-      options_done = true;
-    } else if (!options_done && arg == "--json") {
-      options.json = true;
-    } else if (auto device = options_done ? std::nullopt : option_value(args, i, "--device")) {
-      options.device = static_cast<int32_t>(parse_count("--device", *device, INT32_MAX - 1));
-    } else if (auto top = options_done ? std::nullopt : option_value(args, i, "--top")) {
-      options.top = parse_count("--top", *top, 1'000'000);
-    } else if (auto min_size = options_done ? std::nullopt : option_value(args, i, "--min-size")) {
-      std::optional<uint64_t> bytes = parse_size(*min_size);
-      if (!bytes) throw UsageError("--min-size " + *min_size + " is not a size (e.g. 1MiB, 4096)");
-      options.min_size = *bytes;
-    } else if (auto width = options_done || !command.takes_width ? std::nullopt : option_value(args, i, "--width")) {
-      options.width = static_cast<uint32_t>(parse_count("--width", *width, 10'000));
-      if (*options.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");
-    } else {
-      if (!options_done) reject_unknown_option(arg);
-      if (path) throw UsageError("expects one trace file, got '" + *path + "' and '" + arg + "'");
-      path = arg;
-    }
-  }
-  if (!path) throw UsageError("expects a trace file");
-  options.path = *path;
-  return options;
+const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name) {
+  if (json && name && *name != "json") throw UsageError("--json contradicts --format " + *name);
+  std::string chosen = json ? "json" : name.value_or("text");
+  const render::OutputFormat* format = render::find_output_format(chosen);
+  if (!format) throw UsageError("--format " + chosen + " is not one of: " + render::output_format_names());
+  return *format;
 }
 
-// "gpumemtrace: reading TRACE: 42%" on a terminal, once reading has taken a second.
-class Progress {
- public:
-  explicit Progress(std::string path) : path_(std::move(path)), enabled_(isatty(STDERR_FILENO) == 1) {}
-  ~Progress() {
-    if (shown_) fmt::print(stderr, "\r\033[K");
-  }
-  void operator()(uint64_t offset, uint64_t size) {
-    if (!enabled_ || size == 0) return;
-    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
-    shown_ = true;
-    fmt::print(stderr, "\rgpumemtrace: reading {}: {}%", path_, offset * 100 / size);
-    std::fflush(stderr);
-  }
+// "text (for people, the default), json (for machines, see docs/reports.md)"
+std::string format_choices() {
+  std::string out;
+  for (const render::OutputFormat* format : render::output_formats())
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", format->name, format->description);
+  return out;
+}
 
- private:
-  std::string path_;
-  bool enabled_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
+// nullopt: --help was printed.
+std::optional<ReportArguments> parse(std::span<const std::string> args, const ReportCommand& command) {
+  CommandLine line(command.usage_and_purpose, kExitStatusHelp);
+  bool json = false;
+  std::optional<std::string> format, device, top, min_size, width;
+  ReportArguments out;
+  line.option("--format", "NAME", format, "the output: " + format_choices());
+  line.flag("--json", json, "the same as --format json");
+  line.option("--device", "N", device, "only device N's memory");
+  line.option("--top", "N", top, fmt::format("at most N stacks per device (default {})", command.default_top));
+  line.option("--min-size", "SIZE", min_size, "leave out stacks with less than SIZE, e.g. 1MiB");
+  if (command.takes_width) line.option("--width", "N", width, "columns of the chart (default: the terminal's, or 80)");
+  line.operand("trace file", out.path);
+  if (!line.parse(args)) return std::nullopt;
+
+  out.format = &output_format(json, format);
+  if (device) out.selection.device = static_cast<int32_t>(parse_count("--device", *device, INT32_MAX - 1));
+  out.selection.top = top ? parse_count("--top", *top, 1'000'000) : command.default_top;
+  if (min_size) {
+    std::optional<uint64_t> bytes = parse_size(*min_size);
+    if (!bytes) throw UsageError("--min-size " + *min_size + " is not a size (e.g. 1MiB, 4096)");
+    out.selection.min_size = *bytes;
+  }
+  if (width) {
+    out.width = static_cast<uint32_t>(parse_count("--width", *width, 10'000));
+    if (*out.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");
+  }
+  return out;
+}
+
+// --width, else the terminal's width, else $COLUMNS, else 80.
+uint32_t output_columns(std::optional<uint32_t> width) {
+  constexpr uint32_t kNarrowest = 20;
+  if (width) return *width;
+  if (winsize size{}; isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col)
+    return std::max<uint32_t>(size.ws_col, kNarrowest);
+  if (const char* columns = std::getenv("COLUMNS"); columns && std::atoi(columns) >= int{kNarrowest})
+    return static_cast<uint32_t>(std::atoi(columns));
+  return 80;
+}
 
 }  // namespace
 
-report::SiteFilter ReportContext::filter(bool device_memory_only) const {
-  report::SiteFilter filter;
-  filter.device = options_.device;
-  filter.device_memory_only = device_memory_only;
-  filter.min_size = options_.min_size;
-  filter.top = options_.top;
-  return filter;
-}
-
-const std::vector<symbolize::Frame>& ReportContext::stack(replay::StackId stack) {
-  auto it = stacks_.find(stack);
-  if (it == stacks_.end()) it = stacks_.emplace(stack, symbolizer_.stack(replay().stacks().frames(stack))).first;
-  return it->second;
-}
-
 int run_report(std::span<const std::string> args, const ReportCommand& command) {
-  std::optional<ReportOptions> options = parse(args, command);
-  if (!options) return kExitOk;
+  std::optional<ReportArguments> arguments = parse(args, command);
+  if (!arguments) return kExitOk;
 
   report::Analysis analysis;
   try {
-    Progress progress(options->path);
-    analysis = report::analyze(options->path, {}, std::ref(progress));
+    Progress progress(arguments->path);
+    analysis = report::analyze(arguments->path, {}, std::ref(progress));
   } catch (const trace::OpenError& error) {
-    return trace_error(options->path, error.what());
+    return trace_error(arguments->path, error.what());
   }
-  if (analysis.trace.corrupt) return trace_error(options->path, analysis.trace.error);
+  if (analysis.trace.corrupt) return trace_error(arguments->path, analysis.trace.error);
 
   symbolize::Symbolizer symbolizer(analysis.replay->stacks().modules(), [](std::string_view warning) {
     fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
   });
-  ReportContext context(*options, analysis, symbolizer);
+  const replay::StackTable& stacks = analysis.replay->stacks();
+  report::Report report = report::build_report(
+      analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
+      command.build);
+
   fmt::memory_buffer out;
-  if (options->json) {
-    JsonTree json(out);
-    json.begin_object();
-    write_trace(json, context.trace());
-    command.json(context, json);
-    json.end_object();
-    out.push_back('\n');
-  } else {
-    append_trace_header(out, context);
-    out.push_back('\n');
-    command.text(context, out);
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  arguments->format->render(report, render::RenderOptions{output_columns(arguments->width)}, out);
+  write_stdout(std::string_view(out.data(), out.size()));
+  flush_stdout();
   return kExitOk;
 }
 

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "analyzer/cli/arguments.h"
 #include "analyzer/cli/child_process.h"
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/cli/tracer_layout.h"
 #include "common/size_units.h"
 
@@ -24,16 +24,14 @@ constexpr std::string_view kHelp =
     "usage: gpumemtrace run [-o FILE] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
-    "the processes it starts, with their call stacks. Exits with CMD's exit status (128 + the signal\n"
-    "if a signal ended it). Children's traces are written beside the top process's trace, named after it\n"
-    "with their pid appended, unless GPUMEMTRACE_OUTPUT gives another pattern (%p pid, %h host, %r rank).\n"
-    "\n"
-    "options:\n"
-    "  -o, --output FILE   the trace of CMD's process (default: gpumemtrace-PID.trace here)\n"
-    "  --sim               run on the simulated CUDA device instead of a GPU\n"
-    "  --sim-memory SIZE   memory per simulated device, e.g. 16GiB (implies --sim)\n"
-    "  --sim-devices N     number of simulated devices (implies --sim)\n"
-    "  -h, --help          this text\n";
+    "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
+    "process's trace, named after it with their pid appended, unless GPUMEMTRACE_OUTPUT gives another\n"
+    "pattern (%p pid, %h host, %r rank). Everything from CMD on is CMD's own, options included.\n";
+
+constexpr std::string_view kExitStatus =
+    "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
+    "when CMD is not found and 126 when it cannot be executed (as in a shell), 1 for a bad command line or\n"
+    "when the tracer library or the simulated device is missing, 3 for a system error.\n";
 
 struct RunOptions {
   std::optional<fs::path> output;
@@ -45,38 +43,28 @@ struct RunOptions {
 
 // nullopt when --help was asked for.
 std::optional<RunOptions> parse_options(std::span<const std::string> args) {
+  CommandLine line(kHelp, kExitStatus);
   RunOptions options;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.size() < 2 || arg.front() != '-') break;  // the command starts here
-    if (is_help_option(arg)) return std::nullopt;
-    if (arg == "--sim") {
-      options.sim = true;
-    } else if (auto output = option_value(args, i, "--output", "-o")) {
-      if (output->empty()) throw UsageError("-o needs a file name");
-      options.output = fs::absolute(*output);
-      std::error_code error;
-      if (fs::is_directory(*options.output, error)) throw UsageError("-o " + *output + " is a directory");
-    } else if (auto memory = option_value(args, i, "--sim-memory")) {
-      if (!parse_size(*memory)) throw UsageError("--sim-memory " + *memory + " is not a size (e.g. 16GiB, 512M)");
-      options.sim_memory = *memory;
-      options.sim = true;
-    } else if (auto devices = option_value(args, i, "--sim-devices")) {
-      if (devices->empty() || devices->size() > 4 || devices->find_first_not_of("0123456789") != std::string::npos)
-        throw UsageError("--sim-devices " + *devices + " is not a number of devices");
-      options.sim_devices = *devices;
-      options.sim = true;
-    } else {
-      reject_unknown_option(arg);
-    }
+  std::optional<std::string> output;
+  line.option("-o,--output", "FILE", output, "the trace of CMD's process (default: gpumemtrace-PID.trace here)");
+  line.flag("--sim", options.sim, "run on the simulated CUDA device instead of a GPU");
+  line.option("--sim-memory", "SIZE", options.sim_memory, "memory per simulated device, e.g. 16GiB (implies --sim)");
+  line.option("--sim-devices", "N", options.sim_devices, "number of simulated devices (implies --sim)");
+  line.rest("command to run", options.command);
+  if (!line.parse(args)) return std::nullopt;
+
+  if (output) {
+    if (output->empty()) throw UsageError("-o needs a file name");
+    options.output = fs::absolute(*output);
+    std::error_code error;
+    if (fs::is_directory(*options.output, error)) throw UsageError("-o " + *output + " is a directory");
   }
-  options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (options.command.empty()) throw UsageError("expects a command to run");
+  if (options.sim_memory && !parse_size(*options.sim_memory))
+    throw UsageError("--sim-memory " + *options.sim_memory + " is not a size (e.g. 16GiB, 512M)");
+  const std::optional<std::string>& devices = options.sim_devices;
+  if (devices && (devices->empty() || devices->size() > 4 || devices->find_first_not_of("0123456789") != std::string::npos))
+    throw UsageError("--sim-devices " + *devices + " is not a number of devices");
+  options.sim = options.sim || options.sim_memory || options.sim_devices;
   return options;
 }
 
@@ -112,10 +100,7 @@ void report_trace(const fs::path& trace, std::optional<fs::file_time_type> befor
 
 int run_main(std::span<const std::string> args) {
   std::optional<RunOptions> options = parse_options(args);
-  if (!options) {
-    fmt::print("{}", kHelp);
-    return kExitOk;
-  }
+  if (!options) return kExitOk;
 
   fs::path library = tracer_library_path();
   std::error_code error;
@@ -159,6 +144,6 @@ int run_main(std::span<const std::string> args) {
 }  // namespace
 
 extern const Command run_command;
-const Command run_command{"run", "run a program with the tracer and write a trace", kHelp, run_main};
+const Command run_command{"run", "run a program with the tracer and write a trace", run_main};
 
 }  // namespace gpumemtrace::cli

@@ -1,4 +1,4 @@
-// Why an allocation ran out of memory, from the evidence in the trace (DESIGN.md §6, issue 4). The checks
+// Why an allocation ran out of memory, from the evidence in the trace (docs/reports.md). The checks
 // go in this order and the first that holds is the verdict:
 //   too large        the request alone is more than the device's total memory;
 //   pool cache       memory pools held unused memory, and free + that unused memory would have fit it;

@@ -26,6 +26,12 @@ TEST(ReportCommands, EachHasHelp) {
   }
 }
 
+TEST(ReportCommands, HelpListsTheFormatsAndTheExitStatus) {
+  ProcessResult r = gpumemtrace({"oom", "--help"});
+  EXPECT_NE(r.out.find("  --format NAME    the output: text (for people, the default), json (for machines, see docs/reports.md)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 for a system\nerror"), std::string::npos) << r.out;
+}
+
 TEST(ReportCommands, BadCommandLinesAreUsageErrors) {
   EXPECT_EQ(gpumemtrace({"summary"}).exit_code, 1);
   EXPECT_EQ(gpumemtrace({"peak", "--top", "many", "x.trace"}).exit_code, 1);
@@ -34,6 +40,14 @@ TEST(ReportCommands, BadCommandLinesAreUsageErrors) {
   ProcessResult r = gpumemtrace({"growth", "--frobnicate", "x.trace"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "gpumemtrace growth: unknown option '--frobnicate' (see gpumemtrace growth --help)\n");
+  r = gpumemtrace({"summary", "--format", "csv", "x.trace"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpumemtrace summary: --format csv is not one of: text, json (see gpumemtrace summary --help)\n");
+  EXPECT_EQ(gpumemtrace({"summary", "--json", "--format", "text", "x.trace"}).exit_code, 1);
+  r = gpumemtrace({"peak", "x.trace", "--top"});
+  EXPECT_EQ(r.err, "gpumemtrace peak: option --top needs a value (see gpumemtrace peak --help)\n");
+  r = gpumemtrace({"leaks", "a.trace", "b.trace"});
+  EXPECT_EQ(r.err, "gpumemtrace leaks: expects one trace file, got 'a.trace' and 'b.trace' (see gpumemtrace leaks --help)\n");
 }
 
 class NotATrace : public testing::Test {
@@ -106,6 +120,27 @@ TEST_F(KnownTraceText, SummaryTellsThePeakTheLeaksAndTheGrowth) {
   EXPECT_NE(r.out.find("  +10.0 MiB   rose in "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("device 0: alloc_history (known_workload.cpp:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("out of memory: never\n"), std::string::npos) << r.out;
+}
+
+TEST_F(KnownTraceText, FormatChoosesTheOutputAndJsonIsItsAlias) {
+  for (const std::string& name : kReports) {
+    ProcessResult text = gpumemtrace({name, "--format=text", run_->trace});
+    ASSERT_EQ(text.exit_code, 0) << name << text.err;
+    EXPECT_EQ(text.out, gpumemtrace({name, run_->trace}).out) << name;
+    ProcessResult json = gpumemtrace({name, "--format", "json", run_->trace});
+    ASSERT_EQ(json.exit_code, 0) << name << json.err;
+    EXPECT_TRUE(json.out.starts_with("{\"trace\":{")) << name << json.out;
+    EXPECT_EQ(json.out, gpumemtrace({name, "--json", run_->trace}).out) << name;
+  }
+}
+
+TEST_F(KnownTraceText, OutputThatCannotBeWrittenIsASystemError) {
+  for (std::string command : {"summary", "dump"}) {
+    ProcessResult r = run_process(
+        {"/bin/sh", "-c", "exec \"$0\" \"$1\" \"$2\" > /dev/full", bin_dir() + "/gpumemtrace", command, run_->trace});
+    EXPECT_EQ(r.exit_code, 3) << command;
+    EXPECT_EQ(r.err, "gpumemtrace " + command + ": cannot write the output: No space left on device\n");
+  }
 }
 
 TEST_F(KnownTraceText, TimelineDrawsEachDeviceInTheGivenWidth) {

@@ -1,52 +1,144 @@
-// The JSON contract of `gpumemtrace summary --json` (issue 4, docs/reports.md), key for key, on a trace
-// with every kind of figure.
+// The JSON contract of `gpumemtrace summary --json` (docs/reports.md), member by member, on a trace with
+// every kind of figure: parsed, then checked by structure, keys in order, types and values.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
-#include "tests/support/subprocess.h"
 
 namespace gpumemtrace::test {
 namespace {
 
 using format::Api;
+using Json = nlohmann::ordered_json;
 constexpr uint64_t kMiB = 1 << 20;
 
-TEST(SummaryJson, FollowsTheContract) {
-  TraceBuilder b;
-  b.process(4242, 1, 1'700'000'000'000'000'000, 64, -1, "node7", "/usr/bin/python3", {"python3", "train.py"});
-  b.thread_new(1, 4242, "python3");
-  b.stack_node(0, 0xA000).stack_node(1, 0xB000);  // stack 1: [0xa000], stack 2: [0xb000, 0xa000]
-  b.alloc(Api::cudaMalloc, 0, 0x1000000, 10 * kMiB, 2, 1000);
-  b.alloc(Api::cudaMallocAsync, 0, 0x2000000, 20 * kMiB, 1, 1000, 0x5);
-  b.alloc(Api::cudaMallocManaged, 0, 0x3000000, 4096, 1, 1000);
-  b.alloc(Api::cudaHostAlloc, -1, 0x4000000, 8192, 1, 1000);
-  b.free(Api::cudaFreeAsync, 0x2000000, 1000, 0x5);
-  b.free(Api::cudaFreeHost, 0x4000000, 1000);
-  b.alloc_failed(Api::cudaMalloc, 0, 2048 * kMiB, 2, 2, 1000, 1024 * kMiB, 2048 * kMiB);
-  b.end(7, 1000);
-  ScratchDir scratch;
-  std::string path = write_file(scratch / "contract.trace", b.bytes());
+std::vector<std::string> keys_of(const Json& object) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.push_back(key);
+  return keys;
+}
 
-  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "summary", "--json", path});
+// A frame of a hand-built trace: no modules, so only the address is known.
+Json frame(const std::string& function) {
+  return Json{{"function", function}, {"file", nullptr}, {"line", nullptr}, {"module", nullptr}, {"kind", "native"}};
+}
+
+class SummaryJson : public testing::Test {
+ protected:
+  void SetUp() override {
+    TraceBuilder b;
+    b.process(4242, 1, 1'700'000'000'000'000'000, 64, -1, "node7", "/usr/bin/python3", {"python3", "train.py"});
+    b.thread_new(1, 4242, "python3");
+    b.stack_node(0, 0xA000).stack_node(1, 0xB000);  // stack 1: [0xa000], stack 2: [0xb000, 0xa000]
+    b.alloc(Api::cudaMalloc, 0, 0x1000000, 10 * kMiB, 2, 1000);
+    b.alloc(Api::cudaMallocAsync, 0, 0x2000000, 20 * kMiB, 1, 1000, 0x5);
+    b.alloc(Api::cudaMallocManaged, 0, 0x3000000, 4096, 1, 1000);
+    b.alloc(Api::cudaHostAlloc, -1, 0x4000000, 8192, 1, 1000);
+    b.free(Api::cudaFreeAsync, 0x2000000, 1000, 0x5);
+    b.free(Api::cudaFreeHost, 0x4000000, 1000);
+    b.alloc_failed(Api::cudaMalloc, 0, 2048 * kMiB, 2, 2, 1000, 1024 * kMiB, 2048 * kMiB);
+    b.end(7, 1000);
+    path_ = write_file(scratch_ / "contract.trace", b.bytes());
+    ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "summary", "--json", path_});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    ASSERT_TRUE(r.out.ends_with("}\n")) << r.out;
+    json_ = Json::parse(r.out);
+  }
+
+  ScratchDir scratch_;
+  std::string path_;
+  Json json_;
+  const Json stack_a_ = Json::array({frame("0xa000")});
+  const Json stack_b_a_ = Json::array({frame("0xb000"), frame("0xa000")});
+};
+
+TEST_F(SummaryJson, HasTheContractsMembersInOrder) {
+  EXPECT_EQ(keys_of(json_), (std::vector<std::string>{"trace", "devices", "managed", "host_pinned", "peak", "leaks",
+                                                      "growth", "ooms", "fragmentation"}));
+  EXPECT_EQ(json_["trace"], (Json{{"path", path_}, {"pid", 4242}, {"command", "python3 train.py"}, {"complete", true},
+                                  {"events", 7}}));
+}
+
+TEST_F(SummaryJson, CountsEachDeviceAndManagedAndPinnedHostMemory) {
+  EXPECT_EQ(json_["devices"], Json::array({Json{{"device", 0},
+                                                {"peak_bytes", 30 * kMiB},
+                                                {"peak_time_ns", 2000},
+                                                {"final_bytes", 10 * kMiB},
+                                                {"allocations", 2},
+                                                {"frees", 1},
+                                                {"leaked_allocations", 1},
+                                                {"failed_allocations", 1}}}));
+  EXPECT_EQ(json_["managed"], (Json{{"peak_bytes", 4096},
+                                    {"peak_time_ns", 3000},
+                                    {"final_bytes", 4096},
+                                    {"allocations", 1},
+                                    {"frees", 0},
+                                    {"leaked_allocations", 1},
+                                    {"failed_allocations", 0}}));
+  EXPECT_EQ(json_["host_pinned"], (Json{{"peak_bytes", 8192},
+                                        {"peak_time_ns", 4000},
+                                        {"final_bytes", 0},
+                                        {"allocations", 1},
+                                        {"frees", 1},
+                                        {"leaked_allocations", 0},
+                                        {"failed_allocations", 0}}));
+}
+
+TEST_F(SummaryJson, ListsTheSitesOfDeviceMemoryWithTheirStacks) {
+  EXPECT_EQ(json_["peak"],
+            Json::array({Json{{"device", 0}, {"bytes", 20 * kMiB}, {"allocations", 1}, {"stack", stack_a_}},
+                         Json{{"device", 0}, {"bytes", 10 * kMiB}, {"allocations", 1}, {"stack", stack_b_a_}}}));
+  EXPECT_EQ(json_["leaks"],
+            Json::array({Json{{"device", 0}, {"bytes", 10 * kMiB}, {"allocations", 1}, {"stack", stack_b_a_}}}));
+  EXPECT_EQ(json_["growth"], Json::array());
+}
+
+TEST_F(SummaryJson, GivesEachOutOfMemoryFailureItsVerdictFindingAndRemedy) {
+  ASSERT_EQ(json_["ooms"].size(), 1u);
+  const Json& oom = json_["ooms"][0];
+  EXPECT_EQ(keys_of(oom), (std::vector<std::string>{"device", "time_ns", "requested_bytes", "free_bytes", "total_bytes",
+                                                    "live_bytes", "api", "stack", "verdict", "finding", "remedy"}));
+  EXPECT_EQ(oom["device"], 0);
+  EXPECT_EQ(oom["time_ns"], 7000);
+  EXPECT_EQ(oom["requested_bytes"], 2048 * kMiB);
+  EXPECT_EQ(oom["free_bytes"], 1024 * kMiB);
+  EXPECT_EQ(oom["total_bytes"], 2048 * kMiB);
+  EXPECT_EQ(oom["live_bytes"], 10 * kMiB);
+  EXPECT_EQ(oom["api"], "cudaMalloc");
+  EXPECT_EQ(oom["stack"], stack_b_a_);
+  EXPECT_EQ(oom["verdict"], "live-set");
+  ASSERT_TRUE(oom["finding"].is_string());
+  EXPECT_NE(oom["finding"].get<std::string>().find("own live memory (10.0 MiB)"), std::string::npos) << oom["finding"];
+  ASSERT_TRUE(oom["remedy"].is_string());
+  EXPECT_FALSE(oom["remedy"].get<std::string>().empty());
+}
+
+TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
+  ASSERT_EQ(json_["fragmentation"].size(), 1u);
+  const Json& device = json_["fragmentation"][0];
+  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures"}));
+  EXPECT_EQ(device["device"], 0);
+  EXPECT_EQ(device["pools"], Json::array());
+  EXPECT_EQ(device["vmm"]["physical_bytes"], 0);
+  ASSERT_EQ(device["failures"].size(), 1u);
+  EXPECT_EQ(device["failures"][0]["requested_bytes"], 2048 * kMiB);
+  EXPECT_TRUE(device["failures"][0]["internal_bytes"].is_null()) << "no pool records";
+  EXPECT_EQ(device["failures"][0]["fits_free_plus_unused"], false);
+  EXPECT_TRUE(device["failures"][0]["largest_free_block_bytes"].is_null());
+}
+
+TEST_F(SummaryJson, OomJsonHasTheSameVerdictAndTheEvidence) {
+  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "oom", "--format", "json", path_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
-  const std::string a = R"({"function":"0xa000","file":null,"line":null,"module":null,"kind":"native"})";
-  const std::string b_a = R"([{"function":"0xb000","file":null,"line":null,"module":null,"kind":"native"},)" + a + "]";
-  EXPECT_EQ(r.out,
-            R"({"trace":{"path":")" + path + R"(","pid":4242,"command":"python3 train.py","complete":true,"events":7},)"
-            R"("devices":[{"device":0,"peak_bytes":31457280,"peak_time_ns":2000,"final_bytes":10485760,)"
-            R"("allocations":2,"frees":1,"leaked_allocations":1,"failed_allocations":1}],)"
-            R"("managed":{"peak_bytes":4096,"peak_time_ns":3000,"final_bytes":4096,"allocations":1,"frees":0,)"
-            R"("leaked_allocations":1,"failed_allocations":0},)"
-            R"("host_pinned":{"peak_bytes":8192,"peak_time_ns":4000,"final_bytes":0,"allocations":1,"frees":1,)"
-            R"("leaked_allocations":0,"failed_allocations":0},)"
-            R"("peak":[{"device":0,"bytes":20971520,"allocations":1,"stack":[)" + a + R"(]},)"
-            R"({"device":0,"bytes":10485760,"allocations":1,"stack":)" + b_a + R"(}],)"
-            R"("leaks":[{"device":0,"bytes":10485760,"allocations":1,"stack":)" + b_a + R"(}],)"
-            R"("growth":[],)"
-            R"("ooms":[{"device":0,"time_ns":7000,"requested_bytes":2147483648,"free_bytes":1073741824,)"
-            R"("total_bytes":2147483648,"live_bytes":10485760,"api":"cudaMalloc","stack":)" + b_a + "}]}\n");
+  Json oom = Json::parse(r.out)["ooms"].at(0);
+  for (const char* key : {"verdict", "finding", "remedy"}) EXPECT_EQ(oom[key], json_["ooms"][0][key]) << key;
+  EXPECT_EQ(oom["held_bytes"], 10 * kMiB);
+  EXPECT_EQ(oom["others_bytes"], 1014 * kMiB);
+  EXPECT_EQ(oom["live_set"].size(), 1u);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The reports' figures for known programs traced on the simulated device (issue 4's "Done when"): the
+// The reports' figures for known programs traced on the simulated device (docs/reports.md): the
 // peak and the allocation set at the peak, leaks and their stacks, the growing stack, each OOM verdict,
 // symbolized functions and lines, and the trace of a killed program.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Fragmentation figures where an allocator's reserved and used views are known (DESIGN.md §6):
+// Fragmentation where an allocator's reserved and used views are known (docs/reports.md, "Fragmentation"):
 //   async pools   reserved (what the pool holds from the device) - used (what its allocations hold),
 //                 from the pool's last PoolTrim/PoolUsage record, and at each out-of-memory failure;
 //                 internal = the pools' used - the requested bytes of the live async allocations
@@ -15,16 +15,19 @@
 #include <vector>
 
 #include "analyzer/replay/replay.h"
-#include "analyzer/report/site_ranking.h"
+#include "analyzer/report/model_input.h"
 
 namespace gpumemtrace::report {
 
 struct FailureFit {
-  const replay::Failure* failure = nullptr;
+  uint64_t time_ns = 0;
+  uint64_t requested_bytes = 0;
+  uint64_t free_bytes = 0;
+  bool pools_reported = false;  // the tracer wrote the pools' state with the failure
   uint64_t pool_reserved_bytes = 0;
   uint64_t pool_used_bytes = 0;
-  uint64_t external_bytes = 0;              // reserved - used
-  std::optional<uint64_t> internal_bytes;  // used - live async bytes; none without PoolUsage records
+  uint64_t external_bytes = 0;             // reserved - used
+  std::optional<uint64_t> internal_bytes;  // used - live async bytes; none without pool records
   bool fits_free_plus_unused = false;
 };
 
@@ -36,8 +39,17 @@ struct DeviceFragmentation {
   uint64_t vmm_physical_at_peak = 0;
   uint64_t vmm_mapped_at_peak = 0;
   std::vector<FailureFit> failures;  // out-of-memory failures on the device
+
+  // Whether the trace knows anything of this device's fragmentation.
+  bool has_figures() const {
+    return !pools.empty() || vmm_physical_at_peak > 0 || vmm_physical_bytes > 0 || !failures.empty();
+  }
 };
 
-std::vector<DeviceFragmentation> fragmentation(const replay::Replay& replay, const SiteFilter& filter);
+struct FragmentationModel {
+  std::vector<DeviceFragmentation> devices;  // the wanted devices, then pools of no known device
+};
+
+FragmentationModel fragmentation_model(ModelInput& input);
 
 }  // namespace gpumemtrace::report

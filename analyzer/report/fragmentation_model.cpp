@@ -1,4 +1,4 @@
-#include "analyzer/report/fragmentation.h"
+#include "analyzer/report/fragmentation_model.h"
 
 namespace gpumemtrace::report {
 
@@ -8,14 +8,17 @@ constexpr size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>
 
 FailureFit fit_of(const replay::Failure& failure) {
   FailureFit fit;
-  fit.failure = &failure;
+  fit.time_ns = failure.time_ns;
+  fit.requested_bytes = failure.requested_bytes;
+  fit.free_bytes = failure.device_free;
+  fit.pools_reported = !failure.pools.empty();
   for (const replay::PoolState& pool : failure.pools) {
     fit.pool_reserved_bytes += pool.reserved_bytes;
     fit.pool_used_bytes += pool.used_bytes;
   }
   if (fit.pool_reserved_bytes > fit.pool_used_bytes) fit.external_bytes = fit.pool_reserved_bytes - fit.pool_used_bytes;
   uint64_t async_live = failure.kind_bytes[kind_index(trace::MemoryKind::AsyncPool)];
-  if (!failure.pools.empty())
+  if (fit.pools_reported)
     fit.internal_bytes = fit.pool_used_bytes > async_live ? fit.pool_used_bytes - async_live : 0;
   fit.fits_free_plus_unused = failure.requested_bytes <= failure.device_free + fit.external_bytes;
   return fit;
@@ -23,13 +26,15 @@ FailureFit fit_of(const replay::Failure& failure) {
 
 }  // namespace
 
-std::vector<DeviceFragmentation> fragmentation(const replay::Replay& replay, const SiteFilter& filter) {
-  std::vector<DeviceFragmentation> out;
+FragmentationModel fragmentation_model(ModelInput& input) {
+  const replay::Replay& replay = input.replay();
+  SiteFilter filter = input.filter(true);
+  FragmentationModel model;
   for (replay::AccountId id : replay.accounts().devices()) {
     const replay::Account& account = replay.accounts()[id];
     if (!wanted_account(account, filter)) continue;
-    DeviceFragmentation device;
-    device.device = account.device;
+    DeviceFragmentation& device = model.devices.emplace_back();
+    device.device = device_of(account.device);
     for (const replay::PoolState& pool : replay.pools())
       if (pool.device == account.device) device.pools.push_back(pool);
     device.vmm_physical_bytes = account.kind_bytes[kind_index(trace::MemoryKind::VmmPhysical)];
@@ -38,13 +43,12 @@ std::vector<DeviceFragmentation> fragmentation(const replay::Replay& replay, con
     device.vmm_mapped_at_peak = account.vmm_mapped_at_peak;
     for (const replay::Failure& failure : replay.failures())
       if (failure.account == id && failure.out_of_memory()) device.failures.push_back(fit_of(failure));
-    out.push_back(std::move(device));
   }
   DeviceFragmentation unknown;
   for (const replay::PoolState& pool : replay.pools())
     if (pool.device == trace::kNoDevice) unknown.pools.push_back(pool);
-  if (!unknown.pools.empty() && !filter.device) out.push_back(std::move(unknown));
-  return out;
+  if (!unknown.pools.empty() && !filter.device) model.devices.push_back(std::move(unknown));
+  return model;
 }
 
 }  // namespace gpumemtrace::report

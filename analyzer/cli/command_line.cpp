@@ -1,0 +1,116 @@
+#include "analyzer/cli/command_line.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "analyzer/cli/command.h"
+
+namespace gpumemtrace::cli {
+
+namespace {
+
+bool looks_like_option(std::string_view arg) { return arg.size() > 1 && arg.front() == '-'; }
+
+// "-o,--output" and "FILE" as the help shows them: "-o, --output FILE".
+std::string help_names(const std::string& names, std::string_view value_name) {
+  std::string out;
+  for (char c : names) out += c == ',' ? std::string(", ") : std::string(1, c);
+  if (!value_name.empty()) out += " " + std::string(value_name);
+  return out;
+}
+
+}  // namespace
+
+CommandLine::CommandLine(std::string_view usage_and_purpose, std::string_view epilogue)
+    : app_(std::make_unique<CLI::App>()), usage_and_purpose_(usage_and_purpose), epilogue_(epilogue) {
+  app_->set_help_flag();
+  app_->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app_->allow_extras();  // unknown options and extra operands get gpumemtrace's messages, below
+  app_->add_flag("-h,--help", help_);
+}
+
+CommandLine::~CommandLine() = default;
+
+void CommandLine::flag(const std::string& names, bool& value, std::string description) {
+  app_->add_flag(names, value);
+  help_lines_.push_back({help_names(names, {}), std::move(description)});
+}
+
+void CommandLine::option(const std::string& names, std::string value_name, std::optional<std::string>& value,
+                         std::string description) {
+  app_->add_option_function<std::string>(names, [&value](const std::string& given) { value = given; });
+  help_lines_.push_back({help_names(names, value_name), std::move(description)});
+}
+
+void CommandLine::operand(std::string noun, std::string& value) {
+  operand_ = app_->add_option("operand", value);
+  noun_ = std::move(noun);
+}
+
+void CommandLine::rest(std::string noun, std::vector<std::string>& value) {
+  app_->prefix_command();
+  noun_ = std::move(noun);
+  rest_ = &value;
+}
+
+bool CommandLine::parse(std::span<const std::string> args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the arguments last first
+  try {
+    app_->parse(reversed);
+  } catch (const CLI::ArgumentMismatch& error) {
+    // An option that takes a value came last.
+    if (!args.empty() && looks_like_option(args.back())) throw UsageError("option " + args.back() + " needs a value");
+    throw UsageError(error.what());
+  } catch (const CLI::ParseError& error) {
+    throw UsageError(error.what());
+  }
+  if (help_) {
+    fmt::print("{}", help());
+    return false;
+  }
+  if (rest_)
+    take_rest(app_->remaining());
+  else
+    take_operand(app_->remaining());
+  return true;
+}
+
+// What CLI11 left: unknown options, extra operands, and "--" when nothing declared follows it.
+void CommandLine::take_operand(const std::vector<std::string>& leftovers) const {
+  bool operands_only = false;
+  for (const std::string& arg : leftovers) {
+    if (arg == "--" && !operands_only) {
+      operands_only = true;
+    } else if (!operands_only && looks_like_option(arg)) {
+      throw UsageError("unknown option '" + arg + "'");
+    } else {
+      throw UsageError("expects one " + noun_ + ", got '" + operand_->as<std::string>() + "' and '" + arg + "'");
+    }
+  }
+  if (!operand_->count()) throw UsageError("expects a " + noun_);
+}
+
+// Everything from the first argument that is not an option: a leading "--" goes, an unknown option
+// before the command is an error.
+void CommandLine::take_rest(std::vector<std::string> leftovers) const {
+  if (!leftovers.empty() && leftovers.front() == "--")
+    leftovers.erase(leftovers.begin());
+  else if (!leftovers.empty() && looks_like_option(leftovers.front()))
+    throw UsageError("unknown option '" + leftovers.front() + "'");
+  if (leftovers.empty()) throw UsageError("expects a " + noun_);
+  *rest_ = std::move(leftovers);
+}
+
+std::string CommandLine::help() const {
+  std::vector<HelpLine> lines = help_lines_;
+  lines.push_back({"-h, --help", "this text"});
+  size_t width = 0;
+  for (const HelpLine& line : lines) width = std::max(width, line.names.size());
+  std::string out = usage_and_purpose_ + "\noptions:\n";
+  for (const HelpLine& line : lines) out += fmt::format("  {:<{}}  {}\n", line.names, width, line.description);
+  return out + "\n" + epilogue_;
+}
+
+}  // namespace gpumemtrace::cli

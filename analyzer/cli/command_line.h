@@ -1,0 +1,60 @@
+// A subcommand's command line, parsed with CLI11: options (--name VALUE, --name=VALUE, -xVALUE), then
+// either one operand (a trace) or the rest of the line untouched (run's command). Errors become
+// UsageError with gpumemtrace's wording; --help prints the help, laid out from the options declared.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace gpumemtrace::cli {
+
+class CommandLine {
+ public:
+  // The help is usage_and_purpose ("usage: ...", what the command does), the options, then epilogue.
+  CommandLine(std::string_view usage_and_purpose, std::string_view epilogue);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  // names: "--json", "-o,--output".
+  void flag(const std::string& names, bool& value, std::string description);
+  // value_name: "N", "SIZE" in the help. The value is given when the option was.
+  void option(const std::string& names, std::string value_name, std::optional<std::string>& value,
+              std::string description);
+  // Exactly one operand; `noun` names it in messages ("trace file").
+  void operand(std::string noun, std::string& value);
+  // The first operand and everything after it, untouched: options after it are its own.
+  void rest(std::string noun, std::vector<std::string>& value);
+
+  // False when --help was asked for: the help is printed. Throws UsageError.
+  bool parse(std::span<const std::string> args);
+  std::string help() const;
+
+ private:
+  struct HelpLine {
+    std::string names;  // "-o, --output FILE"
+    std::string description;
+  };
+  void take_operand(const std::vector<std::string>& leftovers) const;
+  void take_rest(std::vector<std::string> leftovers) const;
+
+  std::unique_ptr<CLI::App> app_;
+  std::string usage_and_purpose_;
+  std::string epilogue_;
+  std::vector<HelpLine> help_lines_;
+  bool help_ = false;
+  std::string noun_;  // of the operand, or the rest
+  CLI::Option* operand_ = nullptr;
+  std::vector<std::string>* rest_ = nullptr;
+};
+
+}  // namespace gpumemtrace::cli

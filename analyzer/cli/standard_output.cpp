@@ -1,0 +1,34 @@
+#include "analyzer/cli/standard_output.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace gpumemtrace::cli {
+
+namespace {
+
+[[noreturn]] void fail() { throw OutputError(std::string("cannot write the output: ") + std::strerror(errno)); }
+
+}  // namespace
+
+void write_stdout(std::string_view bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) fail();
+}
+
+void flush_stdout() {
+  if (std::fflush(stdout) != 0) fail();
+}
+
+void BufferedStdout::write() {
+  write_stdout(std::string_view(buffer_.data(), buffer_.size()));
+  buffer_.clear();
+}
+
+void BufferedStdout::flush() {
+  write();
+  flush_stdout();
+}
+
+}  // namespace gpumemtrace::cli

@@ -1,0 +1,81 @@
+#include "analyzer/render/json_sections.h"
+#include "analyzer/report/stack_text.h"
+
+namespace gpumemtrace::render {
+
+namespace {
+
+void write_frame(JsonWriter& json, const symbolize::Frame& frame) {
+  json.begin_object();
+  if (!frame.function.empty())
+    json.string("function", frame.function);
+  else if (!frame.module.empty())
+    json.string("function", fmt::format("{}+{:#x}", report::basename_of(frame.module), frame.offset));
+  else
+    json.string("function", fmt::format("{:#x}", frame.offset));
+  json.optional_string("file", frame.file);
+  json.optional_number("line", frame.file.empty() ? std::nullopt : std::optional<uint64_t>(frame.line));
+  json.optional_string("module", frame.module);
+  json.string("kind", "native");
+  json.end_object();
+}
+
+void write_account_fields(JsonWriter& json, const report::AccountFigures& account) {
+  json.number("peak_bytes", account.peak_bytes);
+  json.number("peak_time_ns", account.peak_time_ns);
+  json.number("final_bytes", account.final_bytes);
+  json.number("allocations", account.allocations);
+  json.number("frees", account.frees);
+  json.number("leaked_allocations", account.leaked_allocations);
+  json.number("failed_allocations", account.failed_allocations);
+}
+
+}  // namespace
+
+void write_stack(JsonWriter& json, std::string_view key, std::span<const symbolize::Frame> frames) {
+  json.begin_array(key);
+  for (const symbolize::Frame& frame : frames) write_frame(json, frame);
+  json.end_array();
+}
+
+void write_site_members(JsonWriter& json, uint64_t bytes, uint64_t count, std::span<const symbolize::Frame> frames) {
+  json.number("bytes", bytes);
+  json.number("allocations", count);
+  write_stack(json, "stack", frames);
+}
+
+void write_device(JsonWriter& json, std::string_view key, std::optional<int32_t> device) {
+  if (device)
+    json.number(key, int64_t{*device});
+  else
+    json.null(key);
+}
+
+void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
+  json.begin_object("trace");
+  json.string("path", trace.path);
+  json.number("pid", trace.pid);
+  json.string("command", trace.command);
+  json.boolean("complete", trace.complete);
+  json.number("events", trace.events);
+  json.end_object();
+}
+
+void write_accounts(JsonWriter& json, const report::AccountsModel& accounts) {
+  json.begin_array("devices");
+  for (const report::AccountFigures& account : accounts.devices) {
+    json.begin_object();
+    write_device(json, "device", account.device);
+    write_account_fields(json, account);
+    json.end_object();
+  }
+  json.end_array();
+  json.begin_object("managed");
+  write_account_fields(json, accounts.managed);
+  json.end_object();
+  json.begin_object("host_pinned");
+  write_account_fields(json, accounts.host_pinned);
+  json.end_object();
+}
+
+}  // namespace gpumemtrace::render

@@ -1,0 +1,47 @@
+// The JSON output, for machines: {"trace": {...}, then the report's members} (docs/reports.md, "JSON").
+#include "analyzer/render/json_sections.h"
+#include "analyzer/render/output_format.h"
+#include "analyzer/render/overloaded.h"
+
+namespace gpumemtrace::render {
+
+namespace {
+
+void render_json(const report::Report& report, const RenderOptions&, fmt::memory_buffer& out) {
+  const report::Stacks& stacks = report.stacks;
+  JsonWriter json(out);
+  json.begin_object();
+  write_trace(json, report.trace);
+  std::visit(Overloaded{
+                 [&](const report::SummaryReport& r) {
+                   write_accounts(json, r.accounts);
+                   write_peak(json, r.peak, stacks);
+                   write_leaks(json, r.leaks, stacks, false);
+                   write_growth(json, r.growth, stacks, false);
+                   write_ooms(json, r.ooms, stacks, false);
+                   write_fragmentation(json, "fragmentation", r.fragmentation);
+                 },
+                 [&](const report::PeakReport& r) {
+                   write_accounts(json, r.accounts);
+                   write_peak(json, r.peak, stacks);
+                 },
+                 [&](const report::LeaksReport& r) {
+                   write_accounts(json, r.accounts);
+                   write_leaks(json, r.leaks, stacks, true);
+                 },
+                 [&](const report::GrowthReport& r) { write_growth(json, r.growth, stacks, true); },
+                 [&](const report::OomReport& r) { write_ooms(json, r.ooms, stacks, true); },
+                 [&](const report::FragmentationReport& r) { write_fragmentation(json, "devices", r.fragmentation); },
+                 [&](const report::TimelineReport& r) { write_timeline(json, r.timeline); },
+             },
+             report.body);
+  json.end_object();
+  out.push_back('\n');
+}
+
+}  // namespace
+
+extern const OutputFormat json_format;
+const OutputFormat json_format{"json", "for machines, see docs/reports.md", render_json};
+
+}  // namespace gpumemtrace::render

@@ -1,0 +1,33 @@
+// The members of the JSON reports (docs/reports.md, "JSON"). Each report command writes its own in
+// detail; `summary` writes the contract's short forms (detailed = false).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "analyzer/render/json_writer.h"
+#include "analyzer/report/report.h"
+
+namespace gpumemtrace::render {
+
+// "trace": {"path","pid","command","complete","events"}
+void write_trace(JsonWriter& json, const report::TraceHeader& trace);
+// "devices": [...], "managed": {...}, "host_pinned": {...}
+void write_accounts(JsonWriter& json, const report::AccountsModel& accounts);
+// {"function","file","line","module","kind":"native"}, innermost first
+void write_stack(JsonWriter& json, std::string_view key, std::span<const symbolize::Frame> frames);
+// "bytes", "allocations", "stack": what a site held.
+void write_site_members(JsonWriter& json, uint64_t bytes, uint64_t count, std::span<const symbolize::Frame> frames);
+// The device ordinal, or null for memory that has none.
+void write_device(JsonWriter& json, std::string_view key, std::optional<int32_t> device);
+
+void write_peak(JsonWriter& json, const report::PeakModel& peak, const report::Stacks& stacks);  // "peak"
+void write_leaks(JsonWriter& json, const report::LeaksModel& leaks, const report::Stacks& stacks, bool detailed);
+void write_growth(JsonWriter& json, const report::GrowthModel& growth, const report::Stacks& stacks, bool detailed);
+void write_ooms(JsonWriter& json, const report::OomModel& ooms, const report::Stacks& stacks, bool detailed);
+// key: [{"device","pools","vmm","failures"}]
+void write_fragmentation(JsonWriter& json, std::string_view key, const report::FragmentationModel& fragmentation);
+// "start_ns", "window_ns", "series"
+void write_timeline(JsonWriter& json, const report::TimelineModel& timeline);
+
+}  // namespace gpumemtrace::render

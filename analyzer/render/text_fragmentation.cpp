@@ -1,0 +1,64 @@
+#include "analyzer/render/text_parts.h"
+#include "analyzer/render/text_sections.h"
+#include "common/size_units.h"
+
+namespace gpumemtrace::render {
+
+namespace {
+
+std::string device_label(const report::DeviceFragmentation& device) {
+  return device.device ? fmt::format("device {}", *device.device) : std::string("pools of an unknown device");
+}
+
+void append_pool(fmt::memory_buffer& out, const replay::PoolState& pool) {
+  auto o = fmt::appender(out);
+  fmt::format_to(o, "    pool {:#x}", pool.pool);
+  if (!pool.reported) {
+    fmt::format_to(o, ": never reported{}\n", pool.destroyed ? " (destroyed)" : "");
+    return;
+  }
+  uint64_t unused = pool.reserved_bytes > pool.used_bytes ? pool.reserved_bytes - pool.used_bytes : 0;
+  fmt::format_to(o, ": {} reserved, {} used, {} unused at {}{}\n", format_size(pool.reserved_bytes),
+                 format_size(pool.used_bytes), format_size(unused), format_time(pool.time_ns),
+                 pool.destroyed ? " (destroyed since)" : "");
+}
+
+void append_failure(fmt::memory_buffer& out, const report::FailureFit& fit) {
+  auto o = fmt::appender(out);
+  fmt::format_to(o, "    out of memory at {}: {} requested, {} free", format_time(fit.time_ns),
+                 format_size(fit.requested_bytes), format_size(fit.free_bytes));
+  if (!fit.pools_reported) {
+    fmt::format_to(o, "; no pool state was recorded\n");
+  } else {
+    fmt::format_to(o, "; pools {} reserved, {} used: external {}, internal {}\n", format_size(fit.pool_reserved_bytes),
+                   format_size(fit.pool_used_bytes), format_size(fit.external_bytes),
+                   format_size(fit.internal_bytes.value_or(0)));
+  }
+  fmt::format_to(o, "      would have fit in free + unused pool memory: {}; in the largest free block: not known\n",
+                 fit.fits_free_plus_unused ? "yes" : "no");
+}
+
+}  // namespace
+
+void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationModel& fragmentation, bool detailed) {
+  auto o = fmt::appender(out);
+  bool any = false;
+  for (const report::DeviceFragmentation& device : fragmentation.devices) {
+    if (!device.has_figures()) continue;
+    if (!any) fmt::format_to(o, "fragmentation (memory allocators held but did not use):\n");
+    any = true;
+    fmt::format_to(o, "  {}\n", device_label(device));
+    for (const replay::PoolState& pool : device.pools) append_pool(out, pool);
+    if (device.vmm_physical_at_peak > 0 || device.vmm_physical_bytes > 0) {
+      fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at the end: {} physical, {} mapped\n",
+                     format_size(device.vmm_physical_at_peak), format_size(device.vmm_mapped_at_peak),
+                     format_size(device.vmm_physical_bytes), format_size(device.vmm_mapped_bytes));
+    }
+    if (detailed)
+      for (const report::FailureFit& fit : device.failures) append_failure(out, fit);
+  }
+  if (!any) fmt::format_to(o, "fragmentation: not known (no memory pool state or VMM memory in this trace)\n");
+  out.push_back('\n');
+}
+
+}  // namespace gpumemtrace::render

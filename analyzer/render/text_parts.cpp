@@ -1,0 +1,32 @@
+#include "analyzer/render/text_parts.h"
+
+#include "analyzer/report/stack_text.h"
+
+namespace gpumemtrace::render {
+
+std::string format_time(uint64_t ns) {
+  if (ns < 1'000'000) return fmt::format("{} µs", ns / 1000);
+  if (ns < 1'000'000'000) return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
+  return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
+}
+
+std::string account_name(report::Memory memory, std::optional<int32_t> device) {
+  switch (memory) {
+    case report::Memory::Managed:
+      return "managed memory";
+    case report::Memory::HostPinned:
+      return "pinned host memory";
+    default:
+      return device ? fmt::format("device {}", *device) : std::string("device unknown");
+  }
+}
+
+std::string on_device(std::optional<int32_t> device) { return device ? fmt::format(" on device {}", *device) : ""; }
+
+void append_stack_lines(fmt::memory_buffer& out, std::span<const symbolize::Frame> frames, std::string_view indent) {
+  if (frames.empty()) fmt::format_to(fmt::appender(out), "{}(no stack recorded)\n", indent);
+  for (const symbolize::Frame& frame : frames)
+    fmt::format_to(fmt::appender(out), "{}{}{}\n", indent, report::frame_text(frame), frame.inlined ? " [inlined]" : "");
+}
+
+}  // namespace gpumemtrace::render

@@ -1,0 +1,32 @@
+// Pieces of the text output that several sections print: times, account names, stacks.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "analyzer/report/figures.h"
+#include "analyzer/symbolize/frame.h"
+
+namespace gpumemtrace::render {
+
+// "350 µs", "1.235 ms", "12.500 s": a time since the trace started.
+std::string format_time(uint64_t ns);
+
+// "device 0", "managed memory", "pinned host memory".
+std::string account_name(report::Memory memory, std::optional<int32_t> device);
+inline std::string account_name(const report::AccountFigures& account) {
+  return account_name(account.memory, account.device);
+}
+
+// " on device N" when --device was given, else "".
+std::string on_device(std::optional<int32_t> device);
+
+// Every frame on its own line, indented.
+void append_stack_lines(fmt::memory_buffer& out, std::span<const symbolize::Frame> frames, std::string_view indent);
+
+}  // namespace gpumemtrace::render

@@ -1,0 +1,21 @@
+// The accounts a report lists: each device's totals, and managed and pinned host memory apart.
+#pragma once
+
+#include <vector>
+
+#include "analyzer/report/figures.h"
+#include "analyzer/report/model_input.h"
+
+namespace gpumemtrace::report {
+
+struct AccountsModel {
+  bool complete = false;                     // "at exit" rather than "when the trace stops"
+  std::vector<AccountFigures> devices;       // the wanted devices, by ordinal
+  std::vector<AccountFigures> other_memory;  // managed, then pinned host memory, when used (and no --device)
+  AccountFigures managed;                    // always, for the JSON contract
+  AccountFigures host_pinned;
+};
+
+AccountsModel accounts_model(ModelInput& input);
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,45 @@
+// The pieces the report models share: which memory a figure is about, an account's totals, and a site's
+// bytes with its stack.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "analyzer/replay/accounts.h"
+#include "analyzer/replay/stack_table.h"
+
+namespace gpumemtrace::report {
+
+enum class Memory : uint8_t { Device, Managed, HostPinned };
+
+// "device", "managed", "host-pinned"
+std::string_view memory_name(Memory memory);
+Memory memory_of(replay::Category category);
+std::optional<int32_t> device_of(int32_t device);  // none for trace::kNoDevice
+
+// One account: a device's memory, or all managed or all pinned host memory (docs/reports.md).
+struct AccountFigures {
+  Memory memory = Memory::Device;
+  std::optional<int32_t> device;  // none for managed and pinned host memory (and an unknown device)
+  uint64_t peak_bytes = 0;        // the first time the maximum was reached
+  uint64_t peak_time_ns = 0;
+  uint64_t peak_count = 0;
+  uint64_t final_bytes = 0;       // live when the trace ends
+  uint64_t final_count = 0;
+  uint64_t leaked_allocations = 0;  // final_count for a complete trace, else 0
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+  uint64_t failed_allocations = 0;
+};
+
+// What one site (a stack on one device or memory) held at the moment a report is about.
+struct SiteFigures {
+  Memory memory = Memory::Device;
+  std::optional<int32_t> device;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  replay::StackId stack = 0;
+};
+
+}  // namespace gpumemtrace::report

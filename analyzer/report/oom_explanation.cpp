@@ -1,0 +1,48 @@
+#include "analyzer/report/oom_explanation.h"
+
+#include <fmt/format.h>
+
+#include "common/size_units.h"
+
+namespace gpumemtrace::report {
+
+OomExplanation explain(const replay::Failure& failure, const OomDiagnosis& d, std::string_view growing_stack) {
+  const uint64_t total = failure.device_total;
+  switch (d.verdict) {
+    case Verdict::TooLarge:
+      return {fmt::format("the request alone ({}) is more than the device's whole memory ({})",
+                          format_size(failure.requested_bytes), format_size(total)),
+              "split the work: a smaller batch or chunk, tensor or pipeline parallelism across devices, or "
+              "offloading to host memory"};
+    case Verdict::PoolCache:
+      return {fmt::format("memory pools held {} reserved but unused; with it the request would have fit "
+                          "({} free + {} unused >= {})",
+                          format_size(d.pool_unused_bytes), format_size(failure.device_free),
+                          format_size(d.pool_unused_bytes), format_size(failure.requested_bytes)),
+              "give the pools' unused memory back before large allocations: cudaMemPoolTrimTo(pool, 0), or a lower "
+              "release threshold (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, ...)); under "
+              "PyTorch set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or call torch.cuda.empty_cache())"};
+    case Verdict::OtherProcesses:
+      return {fmt::format("other processes held {} of the device's {} ({:.0f}%), more than this process's {}; "
+                          "without them the request would have fit",
+                          format_size(d.others_bytes), format_size(total),
+                          100.0 * static_cast<double>(d.others_bytes) / static_cast<double>(total),
+                          format_size(d.held_bytes)),
+              "find the other processes on the device (nvidia-smi) and end a stale one, or run on another device "
+              "(CUDA_VISIBLE_DEVICES)"};
+    case Verdict::Growth:
+      return {fmt::format("a stack kept growing (rose in {} of {} time slices) and held {} at the failure, more "
+                          "than the {} missing: {}",
+                          d.growth->rises, d.growth->floors.size() - 1, format_size(d.growth_live_bytes),
+                          format_size(d.shortfall_bytes), growing_stack),
+              "memory accumulates across iterations there (the `total_loss += loss` pattern): keep a number, not "
+              "the tensor (loss.item(), .detach()), or free what each iteration no longer needs"};
+    default:
+      return {fmt::format("the process's own live memory ({}) plus the request is more than the device could give",
+                          format_size(failure.live_bytes)),
+              "shrink the largest live stacks below: a smaller batch, activation checkpointing, lower precision "
+              "(fp16/bf16), or freeing what is no longer needed sooner"};
+  }
+}
+
+}  // namespace gpumemtrace::report

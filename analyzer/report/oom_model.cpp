@@ -1,0 +1,67 @@
+#include "analyzer/report/oom_model.h"
+
+#include "analyzer/report/growth.h"
+#include "analyzer/report/oom_explanation.h"
+#include "analyzer/report/stack_text.h"
+#include "trace/reader/cuda_error_name.h"
+
+namespace gpumemtrace::report {
+
+namespace {
+
+OomFailure failure_model(ModelInput& input, const replay::Failure& failure, const std::vector<Growth>& growth) {
+  const replay::Replay& replay = input.replay();
+  OomFailure out;
+  out.device = device_of(failure.device);
+  out.time_ns = failure.time_ns;
+  out.api = format::api_info(failure.api).name;
+  out.error = trace::cuda_error_name(failure.error);
+  out.requested_bytes = failure.requested_bytes;
+  out.free_bytes = failure.device_free;
+  out.total_bytes = failure.device_total;
+  out.live_bytes = failure.live_bytes;
+  out.live_count = failure.live_count;
+  out.stack = input.stack(failure.stack);
+
+  OomDiagnosis d = diagnose(replay, failure, growth);
+  std::string growing_stack;
+  if (d.growth) growing_stack = compact_stack(input.frames(replay.sites()[d.growth->site].stack));
+  OomExplanation why = explain(failure, d, growing_stack);
+  out.verdict = d.verdict;
+  out.finding = std::move(why.finding);
+  out.remedy = std::move(why.remedy);
+  out.held_bytes = d.held_bytes;
+  if (d.device_known) out.others_bytes = d.others_bytes;
+  out.pool_reserved_bytes = d.pool_reserved_bytes;
+  out.pool_used_bytes = d.pool_used_bytes;
+  out.pool_unused_bytes = d.pool_unused_bytes;
+  for (const replay::PoolState& pool : failure.pools)
+    out.pools.push_back({pool.pool, pool.reserved_bytes, pool.used_bytes});
+
+  out.has_detail = failure.has_detail;
+  for (const replay::SiteShare& share : failure.live_set) {
+    if (share.bytes < input.selection().min_size) break;
+    out.live_set.push_back({share.bytes, share.count, input.stack(replay.sites()[share.site].stack)});
+  }
+  return out;
+}
+
+}  // namespace
+
+OomModel oom_model(ModelInput& input) {
+  const replay::Replay& replay = input.replay();
+  SiteFilter filter = input.filter(false);
+  std::vector<Growth> growth = find_growth(replay);
+  OomModel model;
+  model.top = input.selection().top;
+  model.failures_without_detail = replay.failures_without_detail();
+  for (const replay::Failure& failure : replay.failures()) {
+    if (!failure.out_of_memory())
+      ++model.other_failures;
+    else if (wanted_account(replay.accounts()[failure.account], filter))
+      model.failures.push_back(failure_model(input, failure, growth));
+  }
+  return model;
+}
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,25 @@
+#include "analyzer/report/report.h"
+
+namespace gpumemtrace::report {
+
+SummaryReport summary_report(ModelInput& input) {
+  return {accounts_model(input), peak_model(input),  leaks_model(input),
+          growth_model(input),   oom_model(input),   fragmentation_model(input)};
+}
+
+PeakReport peak_report(ModelInput& input) { return {accounts_model(input), peak_model(input)}; }
+LeaksReport leaks_report(ModelInput& input) { return {accounts_model(input), leaks_model(input)}; }
+GrowthReport growth_report(ModelInput& input) { return {growth_model(input)}; }
+OomReport oom_report(ModelInput& input) { return {oom_model(input)}; }
+FragmentationReport fragmentation_report(ModelInput& input) { return {fragmentation_model(input)}; }
+TimelineReport timeline_report(ModelInput& input) { return {timeline_model(input)}; }
+
+Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build) {
+  Report report;
+  report.trace = trace_header(analysis);
+  ModelInput input(analysis, selection, std::move(symbolize), report.stacks);
+  report.body = build(input);
+  return report;
+}
+
+}  // namespace gpumemtrace::report

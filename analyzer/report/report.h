@@ -1,0 +1,83 @@
+// The reports: each a plain struct of models (computed from the replay, with the stacks symbolized), for
+// the renderers of analyzer/render/ to turn into text, JSON or another format. docs/reports.md defines
+// every figure.
+#pragma once
+
+#include <variant>
+
+#include "analyzer/report/accounts_model.h"
+#include "analyzer/report/fragmentation_model.h"
+#include "analyzer/report/growth_model.h"
+#include "analyzer/report/leaks_model.h"
+#include "analyzer/report/model_input.h"
+#include "analyzer/report/oom_model.h"
+#include "analyzer/report/peak_model.h"
+#include "analyzer/report/stacks.h"
+#include "analyzer/report/timeline_model.h"
+#include "analyzer/report/trace_header.h"
+
+namespace gpumemtrace::report {
+
+// Everything in short, on one page.
+struct SummaryReport {
+  AccountsModel accounts;
+  PeakModel peak;
+  LeaksModel leaks;
+  GrowthModel growth;
+  OomModel ooms;
+  FragmentationModel fragmentation;
+};
+
+struct PeakReport {
+  AccountsModel accounts;
+  PeakModel peak;
+};
+
+struct LeaksReport {
+  AccountsModel accounts;
+  LeaksModel leaks;
+};
+
+struct GrowthReport {
+  GrowthModel growth;
+};
+
+struct OomReport {
+  OomModel ooms;
+};
+
+struct FragmentationReport {
+  FragmentationModel fragmentation;
+};
+
+struct TimelineReport {
+  TimelineModel timeline;
+};
+
+using ReportBody = std::variant<SummaryReport, PeakReport, LeaksReport, GrowthReport, OomReport,
+                                FragmentationReport, TimelineReport>;
+
+struct Report {
+  TraceHeader trace;
+  Stacks stacks;  // every stack the body refers to
+  ReportBody body;
+};
+
+SummaryReport summary_report(ModelInput& input);
+PeakReport peak_report(ModelInput& input);
+LeaksReport leaks_report(ModelInput& input);
+GrowthReport growth_report(ModelInput& input);
+OomReport oom_report(ModelInput& input);
+FragmentationReport fragmentation_report(ModelInput& input);
+TimelineReport timeline_report(ModelInput& input);
+
+using BuildBody = ReportBody (*)(ModelInput& input);
+// One of the builders above as a BuildBody: build_body<peak_report>.
+template <auto build>
+ReportBody build_body(ModelInput& input) {
+  return build(input);
+}
+
+Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build);
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,25 @@
+// What every report says first: which trace, whether it is complete, and what did not add up.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analyzer/replay/replay.h"
+#include "analyzer/sources/analysis.h"
+
+namespace gpumemtrace::report {
+
+struct TraceHeader {
+  std::string path;
+  uint64_t pid = 0;      // 0: the trace has no process record
+  std::string command;   // argv joined by spaces
+  bool complete = false;
+  uint64_t events = 0;
+  uint64_t end_ns = 0;   // when the trace ends
+  uint64_t span_ns = 0;  // from the first allocation to the end
+  replay::Inconsistencies inconsistencies;
+};
+
+TraceHeader trace_header(const Analysis& analysis);
+
+}  // namespace gpumemtrace::report
