@@ -6,7 +6,7 @@
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
-#include "analyzer/cli/json_writer.h"
+#include "analyzer/render/json_writer.h"
 #include "analyzer/cli/record_output.h"
 #include "analyzer/cli/standard_output.h"
 #include "trace/reader/reader.h"
@@ -51,7 +51,7 @@ void append_status_text(fmt::memory_buffer& out, const trace::Reader& reader) {
 
 void append_status_json(fmt::memory_buffer& out, const trace::Reader& reader) {
   {
-    JsonObject json(out);
+    render::JsonObject json(out);
     json.string("status", status_name(reader.status()));
     json.number("stop_offset", reader.stop_offset());
     json.number("file_size", reader.file_size());

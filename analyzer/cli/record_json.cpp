@@ -1,4 +1,4 @@
-#include "analyzer/cli/json_writer.h"
+#include "analyzer/render/json_writer.h"
 #include "analyzer/cli/record_fields.h"
 #include "analyzer/cli/record_output.h"
 #include "trace/reader/cuda_error_name.h"
@@ -10,7 +10,7 @@ namespace {
 // Addresses are hex strings: JSON readers that parse numbers as doubles would round them.
 class JsonFields {
  public:
-  explicit JsonFields(JsonObject& json) : json_(json) {}
+  explicit JsonFields(render::JsonObject& json) : json_(json) {}
 
   void number(std::string_view key, uint64_t value) { json_.number(key, value); }
   void signed_number(std::string_view key, int64_t value) { json_.number(key, value); }
@@ -48,14 +48,14 @@ class JsonFields {
   }
 
  private:
-  JsonObject& json_;
+  render::JsonObject& json_;
 };
 
 }  // namespace
 
 void append_record_json(fmt::memory_buffer& out, const trace::Record& record, const RecordContext& context) {
   {
-    JsonObject json(out);
+    render::JsonObject json(out);
     json.number("file_offset", context.offset);
     json.number("time_ns", context.time_ns);
     json.number("thread", uint64_t{context.thread});
