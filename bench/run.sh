@@ -4,8 +4,11 @@
 #   --build-dir DIR   the build tree to use (default: build-bench next to this folder)
 #   --no-build        use the tree as it is (CTest's bench.quick runs against the test build this way)
 # Everything else goes to bench_runner: --quick (seconds, for CI), --pairs N, --depth D, --threads T,
-# --repeats R, --analyzer-events 1M,10M,100M, --analyzer-repeats R, --no-heaptrack, --only capture|analyzer,
-# --tracer PATH (measure another build of libgpumemtrace.so, e.g. the last commit's, for before/after).
+# --repeats R, --analyzer-events 1M,10M,100M, --analyzer-repeats R, --no-heaptrack,
+# --only capture|python|analyzer, --python PYTHON (the interpreter of the Python table, e.g.
+# ~/.pyenv/versions/3.12.1/bin/python3.12; default python3 on PATH), --python-pairs N (250K), --no-python,
+# --tracer PATH (measure another build of libgpumemtrace.so, e.g. the last commit's,
+# for before/after).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-bench"

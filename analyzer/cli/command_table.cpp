@@ -10,6 +10,7 @@ extern const Command growth_command;
 extern const Command leaks_command;
 extern const Command oom_command;
 extern const Command peak_command;
+extern const Command phases_command;
 extern const Command run_command;
 extern const Command summary_command;
 extern const Command timeline_command;
@@ -17,7 +18,7 @@ extern const Command timeline_command;
 namespace {
 const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
-                                    &timeline_command};
+                                    &timeline_command, &phases_command};
 }  // namespace
 
 std::span<const Command* const> commands() { return kCommands; }

@@ -2,6 +2,8 @@
 // for every output form: a `Fields` sink (text or JSON) decides how each kind of field looks.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <span>
 #include <string_view>
 #include <variant>
@@ -25,6 +27,12 @@ class FieldShower {
         return f_.error(name, value);
       case trace::As::WallTime:
         return f_.wall_time(name, value);
+      case trace::As::Frame:
+        if (format::is_python_frame(value))
+          return f_.text(name, fmt::format("python code {} line {}", format::python_code_of(value),
+                                           format::python_line_of(value)));
+        if (value == format::kTruncatedFrame) return f_.text(name, "truncated");
+        return f_.address(name, value);
       default:
         return f_.number(name, value);
     }

@@ -24,6 +24,7 @@ struct ReportArguments {
   const render::OutputFormat* format = nullptr;
   report::Selection selection;
   std::optional<uint32_t> width;
+  bool all_frames = false;
 };
 
 uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max) {
@@ -57,6 +58,8 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   ReportArguments out;
   line.option("--format", "NAME", format, "the output: " + format_choices());
   line.flag("--json", json, "the same as --format json");
+  line.flag("--all-frames", out.all_frames,
+            "text: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
   line.option("--device", "N", device, "only device N's memory");
   line.option("--top", "N", top, fmt::format("at most N stacks per device (default {})", command.default_top));
   line.option("--min-size", "SIZE", min_size, "leave out stacks with less than SIZE, e.g. 1MiB");
@@ -105,7 +108,7 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   }
   if (analysis.trace.corrupt) return trace_error(arguments->path, analysis.trace.error);
 
-  symbolize::Symbolizer symbolizer(analysis.replay->stacks().modules(), [](std::string_view warning) {
+  symbolize::Symbolizer symbolizer(analysis.replay->stacks(), [](std::string_view warning) {
     fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
   });
   const replay::StackTable& stacks = analysis.replay->stacks();
@@ -114,7 +117,7 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
       command.build);
 
   fmt::memory_buffer out;
-  arguments->format->render(report, render::RenderOptions{output_columns(arguments->width)}, out);
+  arguments->format->render(report, render::RenderOptions{output_columns(arguments->width), arguments->all_frames}, out);
   write_stdout(std::string_view(out.data(), out.size()));
   flush_stdout();
   return kExitOk;

@@ -30,8 +30,42 @@ void write_failures(JsonWriter& json, const std::vector<report::FailureFit>& fai
     json.number("external_bytes", fit.external_bytes);
     json.optional_number("internal_bytes", fit.internal_bytes);
     json.boolean("fits_free_plus_unused", fit.fits_free_plus_unused);
-    json.null("largest_free_block_bytes");
-    json.null("fits_largest_free_block");
+    if (fit.fits_largest_free_block) {
+      json.number("heap_free_bytes", fit.heaps.free_bytes);
+      json.number("largest_free_block_bytes", fit.heaps.largest_free_bytes);
+      json.boolean("fits_largest_free_block", *fit.fits_largest_free_block);
+    } else {
+      json.null("heap_free_bytes");
+      json.null("largest_free_block_bytes");
+      json.null("fits_largest_free_block");
+    }
+    json.end_object();
+  }
+  json.end_array();
+}
+
+void write_heaps(JsonWriter& json, const std::vector<report::HeapReport>& heaps) {
+  json.begin_array("heaps");
+  for (const report::HeapReport& heap : heaps) {
+    const replay::HeapFigures& f = heap.end;
+    json.begin_object();
+    json.number("heap", heap.id);
+    json.string("name", heap.name);
+    json.boolean("destroyed", heap.destroyed);
+    json.number("reserved_bytes", f.reserved_bytes);
+    json.number("allocated_bytes", f.allocated_bytes);
+    json.number("blocks", f.blocks);
+    json.number("internal_bytes", f.internal_bytes);
+    json.number("external_bytes", f.external_bytes);
+    json.number("largest_free_block_bytes", f.largest_free_bytes);
+    json.real("fragmentation", f.fragmentation());
+    json.number("peak_allocated_bytes", heap.peak_allocated_bytes);
+    json.number("peak_time_ns", heap.peak_ns);
+    json.number("series_start_ns", heap.series_start_ns);
+    json.number("series_window_ns", heap.series_window_ns);
+    json.begin_array("allocated_series_bytes");
+    for (uint64_t bytes : heap.allocated_series) json.number({}, bytes);
+    json.end_array();
     json.end_object();
   }
   json.end_array();
@@ -52,6 +86,7 @@ void write_fragmentation(JsonWriter& json, std::string_view key, const report::F
     json.number("mapped_at_peak_bytes", device.vmm_mapped_at_peak);
     json.end_object();
     write_failures(json, device.failures);
+    write_heaps(json, device.heaps);
     json.end_object();
   }
   json.end_array();

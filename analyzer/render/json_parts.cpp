@@ -16,7 +16,7 @@ void write_frame(JsonWriter& json, const symbolize::Frame& frame) {
   json.optional_string("file", frame.file);
   json.optional_number("line", frame.file.empty() ? std::nullopt : std::optional<uint64_t>(frame.line));
   json.optional_string("module", frame.module);
-  json.string("kind", "native");
+  json.string("kind", symbolize::frame_kind_name(frame.kind));
   json.end_object();
 }
 

@@ -33,6 +33,7 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
                  [&](const report::OomReport& r) { write_ooms(json, r.ooms, stacks, true); },
                  [&](const report::FragmentationReport& r) { write_fragmentation(json, "devices", r.fragmentation); },
                  [&](const report::TimelineReport& r) { write_timeline(json, r.timeline); },
+                 [&](const report::PhasesReport& r) { write_phases(json, r.phases, stacks); },
              },
              report.body);
   json.end_object();

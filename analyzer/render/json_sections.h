@@ -29,5 +29,6 @@ void write_ooms(JsonWriter& json, const report::OomModel& ooms, const report::St
 void write_fragmentation(JsonWriter& json, std::string_view key, const report::FragmentationModel& fragmentation);
 // "start_ns", "window_ns", "series"
 void write_timeline(JsonWriter& json, const report::TimelineModel& timeline);
+void write_phases(JsonWriter& json, const report::PhasesModel& phases, const report::Stacks& stacks);  // "phases"
 
 }  // namespace gpumemtrace::render

@@ -37,6 +37,8 @@ class JsonWriter {
   void number(std::string_view key, uint64_t value) { fmt::format_to(member(key), "{}", value); }
   void number(std::string_view key, int64_t value) { fmt::format_to(member(key), "{}", value); }
   void boolean(std::string_view key, bool value) { fmt::format_to(member(key), "{}", value); }
+  // A ratio, to 4 decimals.
+  void real(std::string_view key, double value) { fmt::format_to(member(key), "{:.4f}", value); }
   void null(std::string_view key) { fmt::format_to(member(key), "null"); }
   void string(std::string_view key, std::string_view value) {
     member(key);

@@ -15,6 +15,7 @@ namespace gpumemtrace::render {
 
 struct RenderOptions {
   uint32_t columns = 80;  // text: the width of the terminal or of --width
+  bool all_frames = false;  // text: every frame, not only report::user_frames (--all-frames)
 };
 
 struct OutputFormat {

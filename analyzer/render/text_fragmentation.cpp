@@ -7,7 +7,7 @@ namespace gpumemtrace::render {
 namespace {
 
 std::string device_label(const report::DeviceFragmentation& device) {
-  return device.device ? fmt::format("device {}", *device.device) : std::string("pools of an unknown device");
+  return device.device ? fmt::format("device {}", *device.device) : std::string("pools and heaps of an unknown device");
 }
 
 void append_pool(fmt::memory_buffer& out, const replay::PoolState& pool) {
@@ -34,8 +34,32 @@ void append_failure(fmt::memory_buffer& out, const report::FailureFit& fit) {
                    format_size(fit.pool_used_bytes), format_size(fit.external_bytes),
                    format_size(fit.internal_bytes.value_or(0)));
   }
-  fmt::format_to(o, "      would have fit in free + unused pool memory: {}; in the largest free block: not known\n",
-                 fit.fits_free_plus_unused ? "yes" : "no");
+  fmt::format_to(o, "      would have fit in free + unused pool memory: {}; ", fit.fits_free_plus_unused ? "yes" : "no");
+  if (!fit.fits_largest_free_block) {
+    fmt::format_to(o, "in the largest free block: not known\n");
+    return;
+  }
+  fmt::format_to(o, "in the largest free block of a heap ({} of {} free): {}\n", format_size(fit.heaps.largest_free_bytes),
+                 format_size(fit.heaps.free_bytes), *fit.fits_largest_free_block ? "yes" : "no");
+}
+
+void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap) {
+  auto o = fmt::appender(out);
+  const replay::HeapFigures& f = heap.end;
+  fmt::format_to(o, "    heap {} \"{}\"{}: {} reserved, {} allocated in {} blocks (peak {} at {})", heap.id, heap.name,
+                 heap.destroyed ? " (destroyed)" : "", f.reserved_bytes ? format_size(f.reserved_bytes) : "unknown",
+                 format_size(f.allocated_bytes), f.blocks, format_size(heap.peak_allocated_bytes),
+                 format_time(heap.peak_ns));
+  if (heap.destroyed || f.reserved_bytes == 0) {
+    fmt::format_to(o, "\n");
+    return;
+  }
+  fmt::format_to(o, "\n      internal {}, external {}, largest free block {}, fragmentation {:.2f}\n",
+                 format_size(f.internal_bytes), format_size(f.external_bytes), format_size(f.largest_free_bytes),
+                 f.fragmentation());
+  if (!heap.allocated_series.empty())
+    fmt::format_to(o, "      allocated over time (the most in each slice of {}): {}\n",
+                   format_time(heap.series_window_ns), sparkline(heap.allocated_series));
 }
 
 }  // namespace
@@ -49,6 +73,7 @@ void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationMo
     any = true;
     fmt::format_to(o, "  {}\n", device_label(device));
     for (const replay::PoolState& pool : device.pools) append_pool(out, pool);
+    for (const report::HeapReport& heap : device.heaps) append_heap(out, heap);
     if (device.vmm_physical_at_peak > 0 || device.vmm_physical_bytes > 0) {
       fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at the end: {} physical, {} mapped\n",
                      format_size(device.vmm_physical_at_peak), format_size(device.vmm_mapped_at_peak),
@@ -57,7 +82,7 @@ void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationMo
     if (detailed)
       for (const report::FailureFit& fit : device.failures) append_failure(out, fit);
   }
-  if (!any) fmt::format_to(o, "fragmentation: not known (no memory pool state or VMM memory in this trace)\n");
+  if (!any) fmt::format_to(o, "fragmentation: not known (no memory pool state, VMM memory or heaps in this trace)\n");
   out.push_back('\n');
 }
 

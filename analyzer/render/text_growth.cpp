@@ -1,24 +1,9 @@
-#include <algorithm>
-
 #include "analyzer/render/text_parts.h"
 #include "analyzer/render/text_sections.h"
 #include "analyzer/report/stack_text.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::render {
-
-namespace {
-
-// "▁▂▄█": each slice's floor against the largest.
-std::string sparkline(const std::vector<uint64_t>& values) {
-  static constexpr std::string_view kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  uint64_t top = std::max<uint64_t>(1, *std::max_element(values.begin(), values.end()));
-  std::string out;
-  for (uint64_t value : values) out += kBlocks[static_cast<size_t>((value * 7 + top / 2) / top)];
-  return out;
-}
-
-}  // namespace
 
 void append_growth(fmt::memory_buffer& out, const report::GrowthModel& growth, const report::Stacks& stacks,
                    bool detailed) {

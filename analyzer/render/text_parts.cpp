@@ -1,8 +1,18 @@
 #include "analyzer/render/text_parts.h"
 
+#include <algorithm>
+
 #include "analyzer/report/stack_text.h"
 
 namespace gpumemtrace::render {
+
+std::string sparkline(const std::vector<uint64_t>& values) {
+  static constexpr std::string_view kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  uint64_t top = std::max<uint64_t>(1, *std::max_element(values.begin(), values.end()));
+  std::string out;
+  for (uint64_t value : values) out += kBlocks[static_cast<size_t>((value * 7 + top / 2) / top)];
+  return out;
+}
 
 std::string format_time(uint64_t ns) {
   if (ns < 1'000'000) return fmt::format("{} µs", ns / 1000);

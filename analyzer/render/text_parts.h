@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyzer/report/figures.h"
 #include "analyzer/symbolize/frame.h"
@@ -25,6 +26,9 @@ inline std::string account_name(const report::AccountFigures& account) {
 
 // " on device N" when --device was given, else "".
 std::string on_device(std::optional<int32_t> device);
+
+// "▁▂▄█": each value against the largest (values: not empty).
+std::string sparkline(const std::vector<uint64_t>& values);
 
 // Every frame on its own line, indented.
 void append_stack_lines(fmt::memory_buffer& out, std::span<const symbolize::Frame> frames, std::string_view indent);

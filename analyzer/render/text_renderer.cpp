@@ -2,13 +2,22 @@
 #include "analyzer/render/output_format.h"
 #include "analyzer/render/overloaded.h"
 #include "analyzer/render/text_sections.h"
+#include "analyzer/report/stack_text.h"
 
 namespace gpumemtrace::render {
 
 namespace {
 
+// The stacks as people read them first: their own code on top (report::user_frames).
+report::Stacks user_stacks(const report::Stacks& stacks) {
+  report::Stacks out;
+  for (const auto& [id, frames] : stacks.frames) out.frames.emplace(id, report::user_frames(frames));
+  return out;
+}
+
 void render_text(const report::Report& report, const RenderOptions& options, fmt::memory_buffer& out) {
-  const report::Stacks& stacks = report.stacks;
+  report::Stacks shown = options.all_frames ? report::Stacks{} : user_stacks(report.stacks);
+  const report::Stacks& stacks = options.all_frames ? report.stacks : shown;
   append_trace_header(out, report.trace);
   out.push_back('\n');
   std::visit(Overloaded{
@@ -26,6 +35,7 @@ void render_text(const report::Report& report, const RenderOptions& options, fmt
                  [&](const report::OomReport& r) { append_ooms(out, r.ooms, stacks, true); },
                  [&](const report::FragmentationReport& r) { append_fragmentation(out, r.fragmentation, true); },
                  [&](const report::TimelineReport& r) { append_timeline(out, r.timeline, options.columns); },
+                 [&](const report::PhasesReport& r) { append_phases(out, r.phases, stacks); },
              },
              report.body);
 }

@@ -44,11 +44,45 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    account.meminfo_free = r.free_bytes;
                    account.meminfo_total = r.total_bytes;
                  },
+                 [&](const trace::PhasePush& r) {
+                   on_event(r.time_ns);
+                   phases_.on(r);
+                   instances_.on_push(r.thread, phases_.path_of_thread(r.thread), phases_.domain_of(r.name), r.time_ns,
+                                      device_live_bytes());
+                 },
+                 [&](const trace::PhasePop& r) {
+                   on_event(r.time_ns);
+                   phases_.on(r);
+                   instances_.on_pop(r.thread, r.domain, r.time_ns, device_live_bytes());
+                 },
+                 trace::handle<trace::RangeStart, trace::RangeEnd>([&](const auto& r) {
+                   on_event(r.time_ns);
+                   phases_.on(r);
+                 }),
+                 trace::handle<trace::PhaseDomain, trace::PhaseName>([&](const auto& r) { phases_.on(r); }),
+                 [&](const trace::HeapCreate& create) {
+                   on_event(create.time_ns);
+                   trace::HeapCreate r = create;
+                   // A heap of no said device (NVTX's) that starts where an allocation does is on its device.
+                   if (const Live* segment = r.device == trace::kNoDevice ? live_map(Space::Pointer).find(r.address)
+                                                                          : nullptr)
+                     r.device = sites_[segment->site].device;
+                   heaps_.at_window(timeline_clock_.window());
+                   heaps_.on(r);
+                 },
+                 trace::handle<trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree>(
+                     [&](const auto& r) {
+                       on_event(r.time_ns);
+                       heaps_.at_window(timeline_clock_.window());
+                       heaps_.on(r);
+                     }),
                  trace::handle<trace::AddressReserve, trace::AddressFree, trace::End>(
                      [&](const auto& r) { on_event(r.time_ns); }),
-                 // What the reader already keeps (stacks, modules, threads, the process), or not memory.
+                 // What the reader already keeps (stacks, modules, Python codes, threads, the process), or
+                 // not memory. The stack table takes Python codes from the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
-                               trace::StackNode, trace::ThreadNew, trace::ThreadSwitch, trace::Fork>(
+                               trace::StackNode, trace::PythonCode, trace::ThreadNew, trace::ThreadSwitch,
+                               trace::Fork>(
                      [](const auto&) {}),
              },
              record);
@@ -67,6 +101,7 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
       account.timeline.halve(window);
       for (auto& series : account.kind_timeline) series.halve(window);
     }
+    heaps_.halve(window);
   });
 }
 
@@ -162,6 +197,9 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
   site.allocated_bytes += alloc.size;
   accounts_[site.account].allocations += 1;
   add(live, alloc.time_ns);
+  if (phases_.seen())
+    instances_.on_alloc(alloc.thread, instance_key(space, alloc.address), live.site, alloc.size, alloc.time_ns,
+                        device_live_bytes());
 }
 
 void Replay::on_free(const trace::Free& free) {
@@ -177,6 +215,7 @@ void Replay::on_free(const trace::Free& free) {
   recent_frees(space).remember(free.address, live);
   accounts_[sites_[live.site].account].frees += 1;
   remove(live);
+  if (phases_.seen()) instances_.on_free(instance_key(space, free.address), live.site, live.size);
 }
 
 void Replay::on_free_failed(const trace::FreeFailed& failed) {
@@ -230,6 +269,7 @@ void Replay::on_alloc_failed(const trace::AllocFailed& failed, const trace::Read
     return;
   }
   failure.has_detail = true;
+  failure.heaps = heaps_.at_failure(failed.device);
   for (SiteId id = 0; id < sites_.size(); ++id) {
     const Site& site = sites_[id];
     if (site.account == account_id && site.count > 0) failure.live_set.push_back({id, site.bytes, site.count});
@@ -291,6 +331,14 @@ void Replay::on_unmap(const trace::MemUnmap& unmap) {
 void Replay::finish(const trace::Reader& reader) {
   complete_ = reader.status() == trace::Status::Complete;
   end_time_ns_ = std::max(end_time_ns_, reader.time_ns());
+  instances_.finish(end_time_ns_, device_live_bytes());
+}
+
+uint64_t Replay::device_live_bytes() const {
+  uint64_t bytes = 0;
+  for (AccountId id = 0; id < accounts_.size(); ++id)
+    if (accounts_[id].category == Category::Device) bytes += accounts_[id].live_bytes;
+  return bytes;
 }
 
 SiteShare Replay::at_peak(SiteId id) const {

@@ -18,6 +18,9 @@
 
 #include "analyzer/replay/accounts.h"
 #include "analyzer/replay/address_map.h"
+#include "analyzer/replay/heaps.h"
+#include "analyzer/replay/phase_instances.h"
+#include "analyzer/replay/phases.h"
 #include "analyzer/replay/recent_frees.h"
 #include "analyzer/replay/stack_table.h"
 #include "analyzer/replay/time_slices.h"
@@ -69,6 +72,7 @@ struct Failure {
   bool has_detail = false;         // false beyond ReplayOptions::failures_with_detail
   std::vector<SiteShare> live_set;  // largest first, at most live_sites_per_failure
   std::vector<PoolState> pools;     // the PoolUsage records the tracer wrote with this failure
+  HeapsAtFailure heaps;             // the sub-allocator heaps the request could have come from
 
   bool out_of_memory() const { return error == format::kErrorOutOfMemory; }
 };
@@ -110,6 +114,9 @@ class Replay {
   uint64_t failures_without_detail() const { return failures_without_detail_; }
   const std::vector<PoolState>& pools() const { return pools_; }
   const Inconsistencies& inconsistencies() const { return inconsistencies_; }
+  const PhaseTracker& phases() const { return phases_; }
+  const HeapTracker& heaps() const { return heaps_; }
+  const PhaseInstances& phase_instances() const { return instances_; }
 
   // A site's live bytes and count at its account's peak.
   SiteShare at_peak(SiteId site) const;
@@ -152,6 +159,9 @@ class Replay {
   void remove(const Live& live);
   void change_site(Site& site, int64_t bytes, int64_t count);
   PoolState& pool(uint64_t handle);
+  uint64_t device_live_bytes() const;  // over every device
+  // An allocation's name for the phase instances: its address in its address space.
+  static uint64_t instance_key(Space space, uint64_t address) { return address << 2 | static_cast<uint64_t>(space); }
 
   ReplayOptions options_;
   StackTable stacks_;
@@ -164,6 +174,9 @@ class Replay {
   std::array<RecentFrees<Live>, 3> recent_frees_;
   VmmMappings mappings_;
   std::vector<PoolState> pools_;
+  PhaseTracker phases_;
+  HeapTracker heaps_;
+  PhaseInstances instances_;
   std::vector<Failure> failures_;
   uint64_t failures_without_detail_ = 0;
   std::optional<size_t> pool_reports_go_to_;  // the failure the PoolUsage records being read belong to

@@ -28,12 +28,33 @@ uint32_t StackTable::module_index(const trace::ModuleInfo& module) {
   return it->second;
 }
 
+// The reader has checked that the code is defined; its code table only grows.
+uint32_t StackTable::python_code_index(const trace::Reader& reader, uint32_t trace_code) {
+  constexpr uint32_t kUnknown = UINT32_MAX;
+  if (trace_code >= by_trace_code_.size()) by_trace_code_.resize(trace_code + 1, kUnknown);
+  uint32_t& index = by_trace_code_[trace_code];
+  if (index != kUnknown) return index;
+  const trace::PythonCodeInfo& code = reader.python_codes()[trace_code];
+  PythonCodeRef ref{code.filename, code.qualname, code.first_line};
+  auto [it, added] = python_code_ids_.try_emplace(ref, static_cast<uint32_t>(python_codes_.size()));
+  if (added) python_codes_.push_back(std::move(ref));
+  return index = it->second;
+}
+
 StackId StackTable::resolve(const trace::Reader& reader, uint32_t trie_id) {
   std::vector<FrameRef> frames;
   const trace::StackTrie& trie = reader.stacks();
   // The reader has validated every id it hands out, so the walk ends at the root.
   for (uint32_t node = trie_id; node != 0; node = trie.node(node).parent) {
     uint64_t ip = trie.node(node).ip;
+    if (format::is_python_frame(ip)) {
+      frames.push_back(FrameRef::python(python_code_index(reader, format::python_code_of(ip)), format::python_line_of(ip)));
+      continue;
+    }
+    if (ip == format::kTruncatedFrame) {
+      frames.push_back(FrameRef::truncation());
+      continue;
+    }
     const trace::ModuleInfo* module = reader.modules().find(ip);
     if (!module) {
       frames.push_back(FrameRef{kNoModule, ip});

@@ -3,6 +3,10 @@
 // current when they were recorded. So each stack is resolved once, the first time an id is seen, into
 // frames of (module, offset); equal stacks share one StackId across resets. Frames inside the tracer
 // itself are dropped: they are never part of what the program did.
+//
+// A Python frame (format::is_python_frame) becomes a frame of the code table python_codes(), where a code
+// is its (file name, qualified name, first line): the same Python line is the same FrameRef across resets
+// and whatever PythonCode index the trace gave it. The marker of a cut stack becomes a frame of its own.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,8 @@ namespace gpumemtrace::replay {
 
 using StackId = uint32_t;               // 0 is the empty stack
 inline constexpr uint32_t kNoModule = UINT32_MAX;
+inline constexpr uint32_t kPythonCode = UINT32_MAX - 1;  // FrameRef::module of a Python frame
+inline constexpr uint32_t kTruncation = UINT32_MAX - 2;  // FrameRef::module of the marker of a cut stack
 
 struct ModuleRef {
   std::string path;
@@ -25,10 +31,26 @@ struct ModuleRef {
   uint64_t base = 0;     // load bias
 };
 
+// A Python code of the stack table: a function, method, module body, ...
+struct PythonCodeRef {
+  std::string filename;
+  std::string qualname;  // "Class.method", "outer.<locals>.inner"; CPython 3.10: the plain name
+  uint64_t first_line = 0;
+  auto operator<=>(const PythonCodeRef&) const = default;
+};
+
 struct FrameRef {
-  uint32_t module = kNoModule;  // index into modules(), or kNoModule
-  uint64_t offset = 0;          // address - base; the absolute address when there is no module
+  uint32_t module = kNoModule;  // index into modules(), or kNoModule, kPythonCode, kTruncation
+  uint64_t offset = 0;          // address - base; the absolute address when there is no module;
+                                // a Python frame: code index into python_codes() << 32 | line
   auto operator<=>(const FrameRef&) const = default;
+
+  static FrameRef python(uint32_t code, uint32_t line) { return {kPythonCode, uint64_t{code} << 32 | line}; }
+  static FrameRef truncation() { return {kTruncation, 0}; }
+  bool is_python() const { return module == kPythonCode; }
+  bool is_truncation() const { return module == kTruncation; }
+  uint32_t python_code() const { return static_cast<uint32_t>(offset >> 32); }  // Python frames only
+  uint32_t python_line() const { return static_cast<uint32_t>(offset); }        // 0: unknown
 };
 
 bool is_tracer_module(std::string_view path);
@@ -47,12 +69,14 @@ class StackTable {
   size_t size() const { return stacks_.size(); }
   std::span<const FrameRef> frames(StackId id) const { return *stacks_[id]; }  // innermost first
   const std::vector<ModuleRef>& modules() const { return modules_; }
+  const std::vector<PythonCodeRef>& python_codes() const { return python_codes_; }
 
  private:
   static constexpr StackId kUnseen = UINT32_MAX;
   StackId resolve(const trace::Reader& reader, uint32_t trie_id);
   void forget_trie(uint32_t generation);
   uint32_t module_index(const trace::ModuleInfo& module);
+  uint32_t python_code_index(const trace::Reader& reader, uint32_t trace_code);
 
   uint32_t trie_generation_ = 0;
   std::vector<StackId> by_trie_id_;  // for the current trie
@@ -61,6 +85,9 @@ class StackTable {
   std::vector<ModuleRef> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, uint32_t> module_ids_;
   std::vector<bool> tracer_modules_;  // by module index
+  std::vector<PythonCodeRef> python_codes_;
+  std::map<PythonCodeRef, uint32_t> python_code_ids_;
+  std::vector<uint32_t> by_trace_code_;  // the trace's PythonCode index -> python_codes() index
 };
 
 }  // namespace gpumemtrace::replay

@@ -21,7 +21,19 @@ FailureFit fit_of(const replay::Failure& failure) {
   if (fit.pools_reported)
     fit.internal_bytes = fit.pool_used_bytes > async_live ? fit.pool_used_bytes - async_live : 0;
   fit.fits_free_plus_unused = failure.requested_bytes <= failure.device_free + fit.external_bytes;
+  fit.heaps = failure.heaps;
+  if (failure.heaps.known()) fit.fits_largest_free_block = failure.requested_bytes <= failure.heaps.largest_free_bytes;
   return fit;
+}
+
+void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_t device_id) {
+  for (const replay::Heap& heap : replay.heaps().heaps()) {
+    if (heap.device != device_id) continue;
+    const replay::TimeSlices& clock = replay.timeline_clock();
+    device.heaps.push_back({heap.id, heap.name, heap.destroyed, heap.figures(), heap.peak_allocated_bytes,
+                            heap.peak_ns, clock.origin_ns(), clock.width_ns(),
+                            heap.allocated_series.windows(clock.window())});
+  }
 }
 
 }  // namespace
@@ -43,11 +55,13 @@ FragmentationModel fragmentation_model(ModelInput& input) {
     device.vmm_mapped_at_peak = account.vmm_mapped_at_peak;
     for (const replay::Failure& failure : replay.failures())
       if (failure.account == id && failure.out_of_memory()) device.failures.push_back(fit_of(failure));
+    add_heaps(device, replay, account.device);
   }
   DeviceFragmentation unknown;
   for (const replay::PoolState& pool : replay.pools())
     if (pool.device == trace::kNoDevice) unknown.pools.push_back(pool);
-  if (!unknown.pools.empty() && !filter.device) model.devices.push_back(std::move(unknown));
+  add_heaps(unknown, replay, trace::kNoDevice);
+  if ((!unknown.pools.empty() || !unknown.heaps.empty()) && !filter.device) model.devices.push_back(std::move(unknown));
   return model;
 }
 

@@ -4,14 +4,17 @@
 //                 internal = the pools' used - the requested bytes of the live async allocations
 //                 (rounding), external = reserved - used (free space inside the pools);
 //   VMM           physical memory (cuMemCreate) - the part of it mapped anywhere (cuMemMap);
-//   failures      whether the request would have fit in free + the pools' unused memory. Whether it would
-//                 have fit in the largest free block, and TensorFlow's 1 - largest free / total free, need
-//                 the block layout: the driver reports neither for pools or the device, so they are
-//                 unknown until the trace records a heap's sub-allocations.
+//   heaps         a program's own allocator that reports its blocks (annotate.h, the NVTX memory
+//                 extension): per heap, reserved vs allocated, internal and external waste, the largest free
+//                 block and 1 - largest free / total free (replay/heaps.h), at the end and its peak;
+//   failures      whether the request would have fit in free + the pools' unused memory, and, where the
+//                 device has heaps, whether it would have fit in their largest free block. The driver
+//                 reports no block layout for async pools or the device, so without heaps that is unknown.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analyzer/replay/replay.h"
@@ -29,6 +32,23 @@ struct FailureFit {
   uint64_t external_bytes = 0;             // reserved - used
   std::optional<uint64_t> internal_bytes;  // used - live async bytes; none without pool records
   bool fits_free_plus_unused = false;
+  replay::HeapsAtFailure heaps;                  // the device's heaps then
+  std::optional<bool> fits_largest_free_block;  // none without heaps
+};
+
+// A sub-allocator heap: its figures at the end of the trace (or when it was destroyed: all zero but
+// reserved), and its peak of allocated bytes.
+struct HeapReport {
+  uint64_t id = 0;
+  std::string name;
+  bool destroyed = false;
+  replay::HeapFigures end;
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t peak_ns = 0;
+  // Allocated over time: the most in each slice of the timeline (as `timeline` has them).
+  uint64_t series_start_ns = 0;
+  uint64_t series_window_ns = 0;
+  std::vector<uint64_t> allocated_series;
 };
 
 struct DeviceFragmentation {
@@ -39,15 +59,17 @@ struct DeviceFragmentation {
   uint64_t vmm_physical_at_peak = 0;
   uint64_t vmm_mapped_at_peak = 0;
   std::vector<FailureFit> failures;  // out-of-memory failures on the device
+  std::vector<HeapReport> heaps;     // in the order they were created
 
   // Whether the trace knows anything of this device's fragmentation.
   bool has_figures() const {
-    return !pools.empty() || vmm_physical_at_peak > 0 || vmm_physical_bytes > 0 || !failures.empty();
+    return !pools.empty() || vmm_physical_at_peak > 0 || vmm_physical_bytes > 0 || !failures.empty() ||
+           !heaps.empty();
   }
 };
 
 struct FragmentationModel {
-  std::vector<DeviceFragmentation> devices;  // the wanted devices, then pools of no known device
+  std::vector<DeviceFragmentation> devices;  // the wanted devices, then pools and heaps of no known device
 };
 
 FragmentationModel fragmentation_model(ModelInput& input);

@@ -6,6 +6,8 @@ std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::TooLarge:
       return "too-large";
+    case Verdict::Fragmentation:
+      return "fragmentation";
     case Verdict::PoolCache:
       return "pool-cache";
     case Verdict::OtherProcesses:
@@ -40,6 +42,8 @@ OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failu
     d.pool_used_bytes += pool.used_bytes;
     if (pool.reserved_bytes > pool.used_bytes) d.pool_unused_bytes += pool.reserved_bytes - pool.used_bytes;
   }
+  d.heap_free_bytes = failure.heaps.free_bytes;
+  d.heap_largest_free_bytes = failure.heaps.largest_free_bytes;
   d.held_bytes = failure.live_bytes + d.pool_unused_bytes;
   if (d.device_known && total > free + d.held_bytes) d.others_bytes = total - free - d.held_bytes;
 
@@ -55,6 +59,9 @@ OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failu
 
   if (d.device_known && requested > total) {
     d.verdict = Verdict::TooLarge;
+  } else if (d.heap_free_bytes > 0 && requested <= free + d.heap_free_bytes &&
+             requested > d.heap_largest_free_bytes) {
+    d.verdict = Verdict::Fragmentation;
   } else if (d.pool_unused_bytes > 0 && requested <= free + d.pool_unused_bytes) {
     d.verdict = Verdict::PoolCache;
   } else if (d.device_known && d.others_bytes >= d.held_bytes && d.others_bytes * 20 >= total &&

@@ -1,6 +1,8 @@
 // Why an allocation ran out of memory, from the evidence in the trace (docs/reports.md). The checks
 // go in this order and the first that holds is the verdict:
 //   too large        the request alone is more than the device's total memory;
+//   fragmentation    the sub-allocator heaps of the device had free gaps, free + those gaps would have fit
+//                    it, but no single gap would have (the request is larger than the largest free block);
 //   pool cache       memory pools held unused memory, and free + that unused memory would have fit it;
 //   other processes  others held (total - free - what this process held) at least as much as this
 //                    process and at least 5% of the device, and free + that would have fit it;
@@ -18,7 +20,7 @@
 
 namespace gpumemtrace::report {
 
-enum class Verdict : uint8_t { TooLarge, PoolCache, OtherProcesses, Growth, LiveSet };
+enum class Verdict : uint8_t { TooLarge, Fragmentation, PoolCache, OtherProcesses, Growth, LiveSet };
 
 std::string_view verdict_name(Verdict verdict);  // "too-large", "pool-cache", ...
 
@@ -29,6 +31,8 @@ struct OomDiagnosis {
   uint64_t pool_reserved_bytes = 0;  // summed over the PoolUsage records of the failure
   uint64_t pool_used_bytes = 0;
   uint64_t pool_unused_bytes = 0;
+  uint64_t heap_free_bytes = 0;          // free gaps in the device's heaps (replay::HeapsAtFailure)
+  uint64_t heap_largest_free_bytes = 0;  // the largest of them
   uint64_t held_bytes = 0;      // this process: its live memory plus what its pools held unused
   uint64_t others_bytes = 0;    // total - free - held, when the device is known
   std::optional<Growth> growth;  // the growing stack behind a Growth verdict

@@ -14,6 +14,17 @@ OomExplanation explain(const replay::Failure& failure, const OomDiagnosis& d, st
                           format_size(failure.requested_bytes), format_size(total)),
               "split the work: a smaller batch or chunk, tensor or pipeline parallelism across devices, or "
               "offloading to host memory"};
+    case Verdict::Fragmentation:
+      return {fmt::format("the allocator's heaps had {} free, and with it the request would have fit ({} free + "
+                          "{} cached >= {}), but their largest free block was {}: the free memory is in pieces",
+                          format_size(d.heap_free_bytes), format_size(failure.device_free),
+                          format_size(d.heap_free_bytes), format_size(failure.requested_bytes),
+                          format_size(d.heap_largest_free_bytes)),
+              "let the allocator give back or merge its free blocks: release cached segments before the large "
+              "request (torch.cuda.empty_cache()), allocate long-lived and large buffers first and from their "
+              "own pool, keep sizes uniform (bucket or pad them); under PyTorch set "
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or max_split_size_mb to stop large blocks being "
+              "split"};
     case Verdict::PoolCache:
       return {fmt::format("memory pools held {} reserved but unused; with it the request would have fit "
                           "({} free + {} unused >= {})",

@@ -13,6 +13,7 @@ GrowthReport growth_report(ModelInput& input) { return {growth_model(input)}; }
 OomReport oom_report(ModelInput& input) { return {oom_model(input)}; }
 FragmentationReport fragmentation_report(ModelInput& input) { return {fragmentation_model(input)}; }
 TimelineReport timeline_report(ModelInput& input) { return {timeline_model(input)}; }
+PhasesReport phases_report(ModelInput& input) { return {phases_model(input)}; }
 
 Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build) {
   Report report;

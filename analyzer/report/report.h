@@ -12,6 +12,7 @@
 #include "analyzer/report/model_input.h"
 #include "analyzer/report/oom_model.h"
 #include "analyzer/report/peak_model.h"
+#include "analyzer/report/phases_model.h"
 #include "analyzer/report/stacks.h"
 #include "analyzer/report/timeline_model.h"
 #include "analyzer/report/trace_header.h"
@@ -54,8 +55,12 @@ struct TimelineReport {
   TimelineModel timeline;
 };
 
+struct PhasesReport {
+  PhasesModel phases;
+};
+
 using ReportBody = std::variant<SummaryReport, PeakReport, LeaksReport, GrowthReport, OomReport,
-                                FragmentationReport, TimelineReport>;
+                                FragmentationReport, TimelineReport, PhasesReport>;
 
 struct Report {
   TraceHeader trace;
@@ -70,6 +75,7 @@ GrowthReport growth_report(ModelInput& input);
 OomReport oom_report(ModelInput& input);
 FragmentationReport fragmentation_report(ModelInput& input);
 TimelineReport timeline_report(ModelInput& input);
+PhasesReport phases_report(ModelInput& input);
 
 using BuildBody = ReportBody (*)(ModelInput& input);
 // One of the builders above as a BuildBody: build_body<peak_report>.

@@ -6,12 +6,23 @@ namespace gpumemtrace::report {
 
 namespace {
 
-// The CUDA driver and runtime (NVIDIA's or the simulated ones): their frames only say how an API was
-// implemented, not where the program asked for memory.
-bool is_cuda_library(std::string_view module) {
-  std::string_view name = basename_of(module);
-  return name.starts_with("libcuda.so") || name.starts_with("libcudart.so");
+// Whose code a native frame is, by its module: the program's, or machinery that only says how a call was
+// carried out.
+enum class Owner { Program, CudaLibrary, Interpreter, CallGlue };
+
+Owner owner_of(const symbolize::Frame& frame) {
+  if (frame.kind != symbolize::FrameKind::Native) return Owner::Program;
+  std::string_view name = basename_of(frame.module);
+  // The CUDA driver and runtime, NVIDIA's or the simulated ones.
+  if (name.starts_with("libcuda.so") || name.starts_with("libcudart.so")) return Owner::CudaLibrary;
+  // CPython: libpython, or an interpreter executable with libpython linked in (python3, python3.12).
+  if (name.starts_with("libpython") || name == "python" || name.starts_with("python3")) return Owner::Interpreter;
+  // ctypes and libffi: the glue between Python and a native call or callback.
+  if (name.starts_with("_ctypes") || name.starts_with("libffi")) return Owner::CallGlue;
+  return Owner::Program;
 }
+
+bool is_python(const symbolize::Frame& frame) { return frame.kind == symbolize::FrameKind::Python; }
 
 }  // namespace
 
@@ -54,6 +65,9 @@ std::string short_function_name(std::string_view name) {
 }
 
 std::string frame_text(const symbolize::Frame& frame) {
+  if (frame.kind == symbolize::FrameKind::Truncated) return "… (truncated)";
+  if (frame.kind == symbolize::FrameKind::Python)
+    return fmt::format("{}:{} in {}", basename_of(frame.file), frame.line, frame.function);
   std::string where = !frame.file.empty() ? fmt::format("{}:{}", basename_of(frame.file), frame.line)
                       : !frame.module.empty() ? fmt::format("{}+{:#x}", basename_of(frame.module), frame.offset)
                                               : std::string();
@@ -62,11 +76,35 @@ std::string frame_text(const symbolize::Frame& frame) {
   return where.empty() ? function : fmt::format("{} ({})", function, where);
 }
 
-std::string compact_stack(std::span<const symbolize::Frame> frames, size_t max_frames) {
+Frames user_frames(std::span<const symbolize::Frame> frames) {
+  size_t first = 0;
+  while (first < frames.size() && owner_of(frames[first]) != Owner::Program) ++first;
+  if (first == frames.size()) return Frames(frames.begin(), frames.end());
+  size_t outermost_python = frames.size();
+  for (size_t i = frames.size(); i-- > first;) {
+    if (is_python(frames[i])) {
+      outermost_python = i;
+      break;
+    }
+  }
+  Frames out;
+  for (size_t i = first; i < frames.size(); ++i) {
+    const symbolize::Frame& frame = frames[i];
+    bool machinery = owner_of(frame) == Owner::Interpreter || owner_of(frame) == Owner::CallGlue;
+    bool start_up = outermost_python < frames.size() && i > outermost_python &&
+                    frame.kind == symbolize::FrameKind::Native;
+    if (outermost_python < frames.size() && (machinery || start_up)) continue;
+    out.push_back(frame);
+  }
+  return out;
+}
+
+std::string compact_stack(std::span<const symbolize::Frame> all_frames, size_t max_frames) {
+  Frames frames = user_frames(all_frames);
   std::string out;
   size_t shown = 0;
   for (const symbolize::Frame& frame : frames) {
-    if (frame.file.empty() || is_cuda_library(frame.module)) continue;
+    if (frame.file.empty() || owner_of(frame) == Owner::CudaLibrary) continue;
     if (shown == max_frames) {
       out += " ← …";
       break;

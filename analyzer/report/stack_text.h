@@ -7,17 +7,24 @@
 #include <string_view>
 
 #include "analyzer/symbolize/frame.h"
+#include "analyzer/report/stacks.h"
 
 namespace gpumemtrace::report {
 
 // "ns::f<…>" for "void ns::f<int>(int) const": the name without return type, template arguments and
 // parameters (JSON keeps the whole demangled name).
 std::string short_function_name(std::string_view name);
-// "accumulate_loss (train_loop.cpp:88)", "cudaMalloc (libcudart.so.13+0x1a719)", "0x7f00001234".
+// "accumulate_loss (train_loop.cpp:88)", "cudaMalloc (libcudart.so.13+0x1a719)", "0x7f00001234";
+// a Python frame "train.py:57 in train_step"; the end of a cut stack "… (truncated)".
 std::string frame_text(const symbolize::Frame& frame);
-// The frames that tell where in the program: those with source information up to main, outside the
-// CUDA driver and runtime, at most max_frames, joined by " ← "; the innermost frames when none has source
-// information.
+// The frames that say where the program was, for people: the stack without the CUDA driver and runtime,
+// the interpreter's machinery and ctypes/libffi glue at its innermost end, so that the first frame is the
+// program's own code; and, when it has Python frames, without the interpreter's native frames between
+// them and the interpreter's start-up frames beyond the outermost one. Native frames of extension code
+// between Python frames stay. A stack of machinery only is kept whole.
+Frames user_frames(std::span<const symbolize::Frame> frames);
+// The frames that tell where in the program: of user_frames(), those with source information up to main,
+// at most max_frames, joined by " ← "; the innermost frames when none has source information.
 std::string compact_stack(std::span<const symbolize::Frame> frames, size_t max_frames = 3);
 // "libcudart.so.13" for "/usr/lib/libcudart.so.13".
 std::string_view basename_of(std::string_view path);

@@ -73,6 +73,10 @@ Symbolizer::Symbolizer(const std::vector<replay::ModuleRef>& modules, Warn warn)
   unsetenv("DEBUGINFOD_URLS");
 }
 
+Symbolizer::Symbolizer(const replay::StackTable& stacks, Warn warn) : Symbolizer(stacks.modules(), std::move(warn)) {
+  python_codes_ = &stacks.python_codes();
+}
+
 Symbolizer::~Symbolizer() = default;
 
 Symbolizer::ModuleDebug& Symbolizer::debug(uint32_t index) {
@@ -124,6 +128,23 @@ std::vector<Frame> Symbolizer::stack(std::span<const replay::FrameRef> refs) {
 }
 
 std::vector<Frame> Symbolizer::lookup(replay::FrameRef ref) {
+  if (ref.is_truncation()) {
+    Frame marker;
+    marker.function = "(truncated)";
+    marker.kind = FrameKind::Truncated;
+    return {marker};
+  }
+  if (ref.is_python()) {
+    Frame frame;
+    frame.line = ref.python_line();
+    frame.kind = FrameKind::Python;
+    if (python_codes_ && ref.python_code() < python_codes_->size()) {
+      const replay::PythonCodeRef& code = (*python_codes_)[ref.python_code()];
+      frame.function = code.qualname;
+      frame.file = code.filename;
+    }
+    return {frame};
+  }
   Frame bare;
   bare.offset = ref.offset;
   if (ref.module == replay::kNoModule) return {bare};

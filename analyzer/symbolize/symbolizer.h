@@ -4,6 +4,9 @@
 // else the ELF symbol, else module + offset. A module whose file is gone or no longer has the recorded
 // build id is not trusted: one warning, and its frames are module + offset. Never touches the network:
 // debuginfod is turned off for the process.
+//
+// Python frames take their function (the qualified name), file and line from the stack table's Python
+// code table; the marker of a cut stack becomes a Truncated frame.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +27,10 @@ class Symbolizer {
  public:
   using Warn = std::function<void(std::string_view message)>;
 
-  // `modules` must outlive the symbolizer (the replay's StackTable owns them).
+  // `stacks` must outlive the symbolizer.
+  Symbolizer(const replay::StackTable& stacks, Warn warn);
+  // Native frames only: Python frames come out with their kind and line but no names. `modules` must
+  // outlive the symbolizer (the replay's StackTable owns them).
   Symbolizer(const std::vector<replay::ModuleRef>& modules, Warn warn);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
@@ -41,6 +47,7 @@ class Symbolizer {
   std::vector<Frame> lookup(replay::FrameRef frame);
 
   const std::vector<replay::ModuleRef>& modules_;
+  const std::vector<replay::PythonCodeRef>* python_codes_ = nullptr;
   Warn warn_;
   std::vector<std::unique_ptr<ModuleDebug>> debug_;  // by module index, opened when first needed
   std::map<replay::FrameRef, std::vector<Frame>> cache_;

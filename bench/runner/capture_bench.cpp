@@ -1,15 +1,11 @@
 #include "bench/runner/capture_bench.h"
 
 #include <filesystem>
-#include <functional>
 
 #include "bench/runner/heaptrack_trace.h"
-#include "bench/runner/measured_run.h"
 #include "bench/runner/median.h"
 
 namespace gpumemtrace::bench {
-
-namespace {
 
 uint64_t file_size_or_zero(const std::string& path) {
   std::error_code error;
@@ -17,14 +13,22 @@ uint64_t file_size_or_zero(const std::string& path) {
   return error ? 0 : size;
 }
 
-// One way of running the workload: how to start it, and where its trace lands.
-struct Variant {
-  std::function<Measurement()> run;
-  std::function<uint64_t()> trace_bytes;
-  std::vector<double> samples;
-};
+std::vector<ToolRun> run_round_robin(const std::vector<Variant*>& variants, unsigned repeats) {
+  for (unsigned r = 0; r < repeats; ++r) {
+    for (Variant* variant : variants) variant->samples.push_back(variant->run().cpu_seconds);
+  }
+  std::vector<ToolRun> out;
+  for (Variant* variant : variants) out.push_back(ToolRun{median(variant->samples), variant->trace_bytes()});
+  return out;
+}
 
-}  // namespace
+EnvChanges traced_env(const BuildLayout& build, const std::string& trace, EnvChanges extra) {
+  extra.emplace("LD_LIBRARY_PATH", build.sim_dir);
+  extra["LD_PRELOAD"] = build.tracer();
+  extra["GPUMEMTRACE_OUTPUT_ROOT"] = trace;
+  extra["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
+  return extra;
+}
 
 CaptureResult run_capture_case(const BuildLayout& build, const CaptureSettings& settings, const CaptureCase& workload) {
   std::vector<std::string> args{"--shape", workload.shape, "--pairs", std::to_string(settings.pairs),
@@ -42,21 +46,16 @@ CaptureResult run_capture_case(const BuildLayout& build, const CaptureSettings& 
   const std::string heaptrack_stem = stem + ".heaptrack";
 
   EnvChanges sim{{"LD_LIBRARY_PATH", build.sim_dir}, {"LD_PRELOAD", std::nullopt}};
-  auto traced_env = [&](const std::string& path, bool stacks) {
-    EnvChanges env = sim;
-    env["LD_PRELOAD"] = build.tracer();
-    env["GPUMEMTRACE_OUTPUT_ROOT"] = path;
-    env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
-    env["GPUMEMTRACE_STACKS"] = std::string(stacks ? "1" : "0");
-    return env;
+  auto stacks = [&](const std::string& path, bool on) {
+    return traced_env(build, path, {{"GPUMEMTRACE_STACKS", std::string(on ? "1" : "0")}});
   };
   const EnvChanges host_env{{"LD_PRELOAD", std::nullopt}};
   auto none = [] { return uint64_t{0}; };
 
   Variant cuda_plain{[&] { return run_measured(command(cuda), {sim}); }, none, {}};
-  Variant traced{[&] { return run_measured(command(cuda), {traced_env(trace, true)}); },
+  Variant traced{[&] { return run_measured(command(cuda), {stacks(trace, true)}); },
                  [&] { return file_size_or_zero(trace); }, {}};
-  Variant traced_no_stacks{[&] { return run_measured(command(cuda), {traced_env(trace_no_stacks, false)}); },
+  Variant traced_no_stacks{[&] { return run_measured(command(cuda), {stacks(trace_no_stacks, false)}); },
                            [&] { return file_size_or_zero(trace_no_stacks); }, {}};
   Variant malloc_plain{[&] { return run_measured(command(host), {host_env}); }, none, {}};
   Variant heaptrack{[&] {
@@ -69,20 +68,16 @@ CaptureResult run_capture_case(const BuildLayout& build, const CaptureSettings& 
 
   std::vector<Variant*> variants{&cuda_plain, &traced, &traced_no_stacks, &malloc_plain};
   if (!settings.heaptrack.empty()) variants.push_back(&heaptrack);
-  // Round robin, so that a slow spell of the machine hits every variant alike.
-  for (unsigned r = 0; r < settings.repeats; ++r) {
-    for (Variant* variant : variants) variant->samples.push_back(variant->run().cpu_seconds);
-  }
+  std::vector<ToolRun> runs = run_round_robin(variants, settings.repeats);
 
-  auto summarize = [](Variant& variant) { return ToolRun{median(variant.samples), variant.trace_bytes()}; };
   CaptureResult result;
   result.workload = workload;
   result.events = 2 * settings.pairs;
-  result.cuda_plain = summarize(cuda_plain);
-  result.traced = summarize(traced);
-  result.traced_no_stacks = summarize(traced_no_stacks);
-  result.malloc_plain = summarize(malloc_plain);
-  if (!settings.heaptrack.empty()) result.heaptrack = summarize(heaptrack);
+  result.cuda_plain = runs[0];
+  result.traced = runs[1];
+  result.traced_no_stacks = runs[2];
+  result.malloc_plain = runs[3];
+  if (!settings.heaptrack.empty()) result.heaptrack = runs[4];
   return result;
 }
 

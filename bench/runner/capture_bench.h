@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/runner/build_layout.h"
+#include "bench/runner/measured_run.h"
 
 namespace gpumemtrace::bench {
 
@@ -50,6 +52,22 @@ struct CaptureResult {
     return ns_per_event(*heaptrack, malloc_plain);
   }
 };
+
+// One way of running a workload: how to start it, and where its trace lands.
+struct Variant {
+  std::function<Measurement()> run;
+  std::function<uint64_t()> trace_bytes;  // the size of the trace the last run left (0: none)
+  std::vector<double> samples;
+};
+
+// Runs every variant `repeats` times, round robin, so that a slow spell of the machine hits every variant
+// alike. Then each one's median CPU time and trace size, in order.
+std::vector<ToolRun> run_round_robin(const std::vector<Variant*>& variants, unsigned repeats);
+
+uint64_t file_size_or_zero(const std::string& path);
+
+// The environment of a run under the tracer (the simulated device's, plus `extra`), writing `trace`.
+EnvChanges traced_env(const BuildLayout& build, const std::string& trace, EnvChanges extra = {});
 
 CaptureResult run_capture_case(const BuildLayout& build, const CaptureSettings& settings, const CaptureCase& workload);
 

@@ -15,6 +15,7 @@
 #include "bench/runner/analyzer_bench.h"
 #include "bench/runner/build_layout.h"
 #include "bench/runner/capture_bench.h"
+#include "bench/runner/python_bench.h"
 #include "bench/runner/report.h"
 
 using namespace gpumemtrace::bench;
@@ -30,17 +31,24 @@ struct Options {
   std::vector<uint64_t> analyzer_events{1'000'000, 10'000'000, 100'000'000};
   bool heaptrack = true;
   bool capture = true;
+  bool python = true;
   bool analyzer = true;
+  std::string python_path;  // default: python3 on PATH
+  uint64_t python_pairs = 250'000;
   std::string work_dir;
   std::string tracer;
 };
+
+// The Python depths of the Python capture table.
+constexpr unsigned kPythonDepths[] = {5, 20, 50};
 
 [[noreturn]] void usage(const char* message) {
   fmt::print(stderr,
              "bench_runner: {}\n"
              "usage: bench_runner [--quick] [--pairs N] [--depth D] [--threads T] [--repeats R]\n"
              "                    [--analyzer-events N,N,...] [--analyzer-repeats R] [--no-heaptrack]\n"
-             "                    [--only capture|analyzer] [--work-dir DIR] [--tracer LIBGPUMEMTRACE_SO]\n"
+             "                    [--only capture|python|analyzer] [--python PYTHON] [--python-pairs N]\n"
+             "                    [--no-python] [--work-dir DIR] [--tracer LIBGPUMEMTRACE_SO]\n"
              "Numbers take K and M suffixes (10M = 10,000,000).\n",
              message);
   std::exit(2);
@@ -73,6 +81,7 @@ Options parse_options(int argc, char** argv) {
     if (flag == "--quick") {
       // Proves the benchmark runs, in seconds; its numbers mean little.
       options.pairs = 20'000;
+      options.python_pairs = 5'000;
       options.repeats = 1;
       options.analyzer_repeats = 1;
       options.analyzer_events = {200'000};
@@ -90,10 +99,18 @@ Options parse_options(int argc, char** argv) {
       options.analyzer_events = parse_counts(value());
     } else if (flag == "--no-heaptrack") {
       options.heaptrack = false;
+    } else if (flag == "--python") {
+      options.python_path = value();
+    } else if (flag == "--python-pairs") {
+      options.python_pairs = positive_count(value());
+    } else if (flag == "--no-python") {
+      options.python = false;
     } else if (flag == "--only") {
       std::string_view which = value();
-      if (which != "capture" && which != "analyzer") usage("--only takes capture or analyzer");
+      if (which != "capture" && which != "python" && which != "analyzer")
+        usage("--only takes capture, python or analyzer");
       options.capture = which == "capture";
+      options.python = which == "python";
       options.analyzer = which == "analyzer";
     } else if (flag == "--work-dir") {
       options.work_dir = value();
@@ -133,13 +150,26 @@ int main(int argc, char** argv) {
         capture.push_back(run_capture_case(build, settings, workload));
       print_capture_table(capture, options.depth, options.repeats);
     }
+    std::vector<PythonResult> python;
+    if (options.python) {
+      std::string command = options.python_path.empty() ? find_on_path("python3") : options.python_path;
+      std::optional<PythonInterpreter> interpreter = find_python(command, options.work_dir);
+      if (!interpreter) {
+        fmt::print("no Python interpreter ({}): the Python capture table is left out\n\n",
+                   command.empty() ? "python3 is not on PATH" : command + " does not run");
+      } else {
+        PythonSettings settings{interpreter->executable, options.python_pairs, options.repeats, options.work_dir};
+        for (unsigned depth : kPythonDepths) python.push_back(run_python_case(build, settings, depth));
+        print_python_table(python, interpreter->executable, interpreter->version, options.repeats);
+      }
+    }
     std::vector<AnalyzerResult> analyzer;
     if (options.analyzer) {
       AnalyzerSettings settings{options.analyzer_repeats, options.depth, heaptrack, heaptrack_print, options.work_dir};
       for (uint64_t events : options.analyzer_events) analyzer.push_back(run_analyzer_case(build, settings, events));
       print_analyzer_table(analyzer, analyzer_command(build), options.analyzer_repeats);
     }
-    print_targets(capture, analyzer);
+    print_targets(capture, python, analyzer);
   } catch (const std::exception& error) {
     fmt::print(stderr, "bench_runner: {}\n", error.what());
     return 1;

@@ -57,6 +57,27 @@ void print_capture_table(const std::vector<CaptureResult>& results, unsigned dep
   fmt::print("\n");
 }
 
+void print_python_table(const std::vector<PythonResult>& results, const std::string& python, const std::string& version,
+                        unsigned repeats) {
+  fmt::print(
+      "### Capture of a Python program: CPU time per event (traced − plain), median of {}\n\n"
+      "bench/workload/python_workload.py run by CPython {} ({}): cudaMalloc/cudaFree through ctypes on the "
+      "simulated device, from a Python recursion of the given depth. Mixed: Python frames spliced into the native "
+      "stacks; native: GPUMEMTRACE_PYTHON_STACKS=0.\n\n",
+      repeats, version, python);
+  fmt::print(
+      "| Python depth | events | plain run, ns/event | mixed stacks, ns/event | native stacks, ns/event "
+      "| mixed, bytes/event | native, bytes/event |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& r : results) {
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {} | {} |\n", r.depth, millions(r.events),
+               r.plain.cpu_seconds * 1e9 / static_cast<double>(r.events), r.ns_per_event(r.mixed),
+               r.ns_per_event(r.native), bytes_per_event(r.mixed.trace_bytes, r.events),
+               bytes_per_event(r.native.trace_bytes, r.events));
+  }
+  fmt::print("\n");
+}
+
 void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std::string& command, unsigned repeats) {
   fmt::print(
       "### Analyzer: `gpumemtrace {}` against `heaptrack_print`, median CPU time of {}\n\n"
@@ -81,8 +102,14 @@ void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std:
   fmt::print("\n");
 }
 
-void print_targets(const std::vector<CaptureResult>& capture, const std::vector<AnalyzerResult>& analyzer) {
+void print_targets(const std::vector<CaptureResult>& capture, const std::vector<PythonResult>& python,
+                   const std::vector<AnalyzerResult>& analyzer) {
   fmt::print("### Targets (docs/benchmarks.md)\n\n| target | measured | verdict |\n|---|---|---|\n");
+  for (const auto& r : python) {
+    double ns = r.ns_per_event(r.mixed);
+    fmt::print("| capture with Python stacks ≤ 500 ns per event (Python depth {}) | {:.0f} ns | {} |\n", r.depth, ns,
+               verdict(ns <= 500));
+  }
   for (const auto& r : capture) {
     auto theirs = r.heaptrack_ns();
     if (!theirs) continue;

@@ -7,11 +7,15 @@
 
 #include "bench/runner/analyzer_bench.h"
 #include "bench/runner/capture_bench.h"
+#include "bench/runner/python_bench.h"
 
 namespace gpumemtrace::bench {
 
 void print_capture_table(const std::vector<CaptureResult>& results, unsigned depth, unsigned repeats);
 void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std::string& command, unsigned repeats);
-void print_targets(const std::vector<CaptureResult>& capture, const std::vector<AnalyzerResult>& analyzer);
+void print_python_table(const std::vector<PythonResult>& results, const std::string& python, const std::string& version,
+                        unsigned repeats);
+void print_targets(const std::vector<CaptureResult>& capture, const std::vector<PythonResult>& python,
+                   const std::vector<AnalyzerResult>& analyzer);
 
 }  // namespace gpumemtrace::bench

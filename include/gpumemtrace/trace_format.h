@@ -1,6 +1,7 @@
 // The gpumemtrace trace format, shared by the writer (trace/writer/) and the reader (trace/reader/): tokens,
 // APIs, memory kinds and the field encodings. The records themselves are declared in trace_records.h.
-// docs/trace-format.md is the prose version of both; change them together and bump kVersion.
+// docs/trace-format.md is the prose version of both; change them together, and bump kVersion when an
+// existing record's layout changes (a new record with a new token does not: docs/trace-format.md, Versions).
 //
 // A trace is a 16-byte header followed by records. Every record starts with a one-byte token; its
 // fields are unsigned LEB128 varints ("u"), zig-zag varints ("s"), or strings (a u length, then bytes).
@@ -50,6 +51,18 @@ enum class Token : uint8_t {
   Time = 0x14,            // state: the current time advances
   Device = 0x15,          // state: the device of the Alloc records that follow
   PoolUsage = 0x16,       // a pool's state, written for the device's pools when an allocation runs out of memory
+  PythonCode = 0x17,      // a Python code object that StackNode frames refer to (see "Stack frames" below)
+  PhaseDomain = 0x20,     // an NVTX domain that phase names belong to
+  PhaseName = 0x21,       // a phase (range) name, written once before the records that use it
+  PhasePush = 0x22,       // the current thread enters a nested phase (nvtxRangePush)
+  PhasePop = 0x23,        // the current thread leaves its innermost phase of a domain (nvtxRangePop)
+  RangeStart = 0x24,      // a process-wide phase starts (nvtxRangeStart)
+  RangeEnd = 0x25,        // that phase ends, on any thread (nvtxRangeEnd)
+  HeapCreate = 0x26,      // a sub-allocator's heap: memory it sub-allocates blocks from
+  HeapDestroy = 0x27,     // the heap is gone, with its blocks
+  HeapReset = 0x28,       // every block of the heap is freed at once
+  SubAlloc = 0x29,        // a block sub-allocated from a heap
+  SubFree = 0x2A,         // a block returned to its heap
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };
@@ -153,6 +166,32 @@ static_assert(std::size(kMemoryKindNames) == kMemoryKinds);
 inline constexpr std::string_view memory_kind_name(MemoryKind kind) {
   return kMemoryKindNames[static_cast<size_t>(kind)];
 }
+
+// Stack frames. A StackNode's "ip" is an instruction address, or, with bit 63 set (no user-space address has
+// it), a frame that is not one:
+//   bit 63 set, bit 62 clear: a Python frame: bits 32-61 the index of a PythonCode record written before
+//                             (the n-th PythonCode of the trace has index n, from 0), bits 0-31 the line (0:
+//                             unknown);
+//   bits 63 and 62 set:       a marker; bits 0-61 say which. The only one is kTruncatedFrame, the outermost
+//                             node of a stack whose outer frames were cut.
+// Any other tagged value is corrupt.
+inline constexpr uint64_t kTaggedFrame = uint64_t{1} << 63;
+inline constexpr uint64_t kMarkerFrame = uint64_t{1} << 62;
+inline constexpr unsigned kPythonCodeShift = 32;
+inline constexpr uint64_t kPythonCodes = uint64_t{1} << 30;  // indexes 0 to 2^30 - 1
+inline constexpr uint64_t kTruncatedFrame = kTaggedFrame | kMarkerFrame | 1;
+
+inline constexpr bool is_tagged_frame(uint64_t ip) { return (ip & kTaggedFrame) != 0; }
+inline constexpr bool is_python_frame(uint64_t ip) { return (ip & (kTaggedFrame | kMarkerFrame)) == kTaggedFrame; }
+inline constexpr uint64_t python_frame(uint32_t code, uint32_t line) {
+  return kTaggedFrame | uint64_t{code} << kPythonCodeShift | line;
+}
+inline constexpr uint32_t python_code_of(uint64_t ip) {
+  return static_cast<uint32_t>((ip & ~(kTaggedFrame | kMarkerFrame)) >> kPythonCodeShift);
+}
+inline constexpr uint32_t python_line_of(uint64_t ip) { return static_cast<uint32_t>(ip); }
+static_assert(python_code_of(python_frame(kPythonCodes - 1, 7)) == kPythonCodes - 1);
+static_assert(is_python_frame(python_frame(kPythonCodes - 1, UINT32_MAX)) && !is_python_frame(kTruncatedFrame));
 
 // Varint coding (the reader's bounded decoder is trace/reader/field_cursor.h).
 inline uint8_t* put_varint(uint8_t* out, uint64_t value) {

@@ -44,7 +44,8 @@ using format::Token;
 inline constexpr int32_t kNoDevice = -1;
 
 // How `gpumemtrace dump` shows a u or str field.
-enum class As : uint8_t { Number, Address, Size, Error, WallTime, Text, Bytes };
+// Frame: a StackNode's ip, an address or a tagged frame (format::is_tagged_frame).
+enum class As : uint8_t { Number, Address, Size, Error, WallTime, Text, Bytes, Frame };
 
 struct Process {
   static constexpr Token kToken = Token::Process;
@@ -135,14 +136,47 @@ struct StackNode {
   static constexpr std::string_view kNoun = "stack node";  // in the reader's messages
   uint32_t id = 0;  // the n-th StackNode since the start or the last StacksReset has id n, from 1
   uint32_t parent = 0;
-  uint64_t ip = 0;  // already adjusted to point into the call instruction
+  uint64_t ip = 0;  // already adjusted to point into the call instruction; or a Python frame or a marker
+                    // (bit 63 set: format::is_tagged_frame)
 
   static void fields(auto& r, auto&& f) {
     f.implicit("id", r.id);
     f.stack("parent", r.parent);
-    f.u("ip", r.ip, As::Address);
+    f.u("ip", r.ip, As::Frame);
   }
   bool operator==(const StackNode&) const = default;
+};
+
+// A Python code object (a function, a method, a module's body, ...) that Python frames of StackNode
+// records refer to by index (format::python_frame): the n-th PythonCode since the start has index n, from
+// 0. Written before the first StackNode that uses it; StacksReset does not forget it.
+struct PythonCode {
+  static constexpr Token kToken = Token::PythonCode;
+  static constexpr std::string_view kName = "python-code";
+  static constexpr std::string_view kNoun = "Python code";
+  uint32_t index = 0;
+  std::string_view filename;  // co_filename, as UTF-8
+  std::string_view qualname;  // co_qualname ("Class.method", "outer.<locals>.inner"); CPython 3.10: co_name
+  uint64_t first_line = 0;    // co_firstlineno
+
+  static void fields(auto& r, auto&& f) {
+    f.implicit("index", r.index);
+    f.str("filename", r.filename);
+    f.str("qualname", r.qualname);
+    f.u("first_line", r.first_line);
+  }
+  bool operator==(const PythonCode&) const = default;
+};
+
+// A PythonCode with its own strings: the code table the reader keeps.
+struct PythonCodeInfo {
+  std::string filename;
+  std::string qualname;
+  uint64_t first_line = 0;
+
+  static PythonCodeInfo of(const PythonCode& c) {
+    return {std::string(c.filename), std::string(c.qualname), c.first_line};
+  }
 };
 
 struct ThreadNew {
@@ -391,6 +425,166 @@ struct MemInfo : Event {
   bool operator==(const MemInfo&) const = default;
 };
 
+// Phases (NVTX ranges; docs/trace-format.md, "Phases"). Names and domains are written once, before the
+// first record that uses them; their indexes count from 0 (names) and 1 (domains; 0 is the default domain).
+struct PhaseDomain {
+  static constexpr Token kToken = Token::PhaseDomain;
+  static constexpr std::string_view kName = "phase-domain";
+  uint64_t index = 0;
+  std::string_view name;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("index", r.index);
+    f.str("name", r.name);
+  }
+  bool operator==(const PhaseDomain&) const = default;
+};
+
+struct PhaseName {
+  static constexpr Token kToken = Token::PhaseName;
+  static constexpr std::string_view kName = "phase-name";
+  uint64_t index = 0;
+  uint64_t domain = 0;
+  std::string_view name;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("index", r.index);
+    f.u("domain", r.domain);
+    f.str("name", r.name);
+  }
+  bool operator==(const PhaseName&) const = default;
+};
+
+// The current thread enters the phase `name` (a PhaseName index), nested in the ones it is in.
+struct PhasePush : Event {
+  static constexpr Token kToken = Token::PhasePush;
+  static constexpr std::string_view kName = "phase-push";
+  uint64_t name = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("name", r.name);
+  }
+  bool operator==(const PhasePush&) const = default;
+};
+
+// The current thread leaves its innermost phase of `domain`.
+struct PhasePop : Event {
+  static constexpr Token kToken = Token::PhasePop;
+  static constexpr std::string_view kName = "phase-pop";
+  uint64_t domain = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("domain", r.domain);
+  }
+  bool operator==(const PhasePop&) const = default;
+};
+
+// A process-wide phase (not nested in a thread's phases): `id` is unique among the open ones.
+struct RangeStart : Event {
+  static constexpr Token kToken = Token::RangeStart;
+  static constexpr std::string_view kName = "range-start";
+  uint64_t id = 0;
+  uint64_t name = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("id", r.id);
+    f.u("name", r.name);
+  }
+  bool operator==(const RangeStart&) const = default;
+};
+
+struct RangeEnd : Event {
+  static constexpr Token kToken = Token::RangeEnd;
+  static constexpr std::string_view kName = "range-end";
+  uint64_t id = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("id", r.id);
+  }
+  bool operator==(const RangeEnd&) const = default;
+};
+
+// Sub-allocators (docs/trace-format.md, "Heaps"): a heap is memory a program's own allocator hands out in
+// blocks (annotate.h, or the NVTX memory extension). Heap ids are the tracer's, from 1, unique in a trace;
+// heap 0 holds the blocks that belong to no heap. A heap's memory is [address, address+size) (size 0:
+// not said).
+struct HeapCreate : Event {
+  static constexpr Token kToken = Token::HeapCreate;
+  static constexpr std::string_view kName = "heap-create";
+  uint64_t heap = 0;
+  int32_t device = kNoDevice;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::string_view name;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+    f.device("device", r.device);
+    f.u("address", r.address, As::Address);
+    f.u("size", r.size, As::Size);
+    f.str("name", r.name);
+  }
+  bool operator==(const HeapCreate&) const = default;
+};
+
+// The heap is gone (HeapDestroy), or all its blocks are freed at once (HeapReset).
+struct HeapDestroy : Event {
+  static constexpr Token kToken = Token::HeapDestroy;
+  static constexpr std::string_view kName = "heap-destroy";
+  uint64_t heap = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+  }
+  bool operator==(const HeapDestroy&) const = default;
+};
+
+struct HeapReset : Event {
+  static constexpr Token kToken = Token::HeapReset;
+  static constexpr std::string_view kName = "heap-reset";
+  uint64_t heap = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+  }
+  bool operator==(const HeapReset&) const = default;
+};
+
+// A block of `size` bytes asked for, at `address` in `heap`, with the stack that asked. `reserved`: the
+// bytes the allocator set aside for it (its size rounded up, a split's remainder kept), 0 when not said.
+struct SubAlloc : Event {
+  static constexpr Token kToken = Token::SubAlloc;
+  static constexpr std::string_view kName = "sub-alloc";
+  static constexpr std::string_view kNoun = "sub-allocation";
+  uint64_t heap = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t reserved = 0;
+  uint32_t stack = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+    f.u("address", r.address, As::Address);
+    f.u("size", r.size, As::Size);
+    f.u("reserved", r.reserved, As::Size);
+    f.stack("stack", r.stack);
+  }
+  bool operator==(const SubAlloc&) const = default;
+};
+
+struct SubFree : Event {
+  static constexpr Token kToken = Token::SubFree;
+  static constexpr std::string_view kName = "sub-free";
+  uint64_t heap = 0;
+  uint64_t address = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+    f.u("address", r.address, As::Address);
+  }
+  bool operator==(const SubFree&) const = default;
+};
+
 // The process ended normally. It has a time but is not an event itself.
 struct End : Event {
   static constexpr Token kToken = Token::End;
@@ -427,7 +621,9 @@ struct Device {
 // Every record the reader returns.
 using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNode, ThreadNew, ThreadSwitch, Fork, Alloc,
                             Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
-                            PoolDestroy, PoolTrim, PoolUsage, MemInfo, End>;
+                            PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
+                            PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
+                            SubFree>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include "interpose/hooks/real_dlsym.h"
+#include "interpose/nvtx/nvtx_tool.h"
 #include "interpose/recording/recorder.h"
 
-__attribute__((constructor)) static void gpumemtrace_start() { gpumemtrace::interpose::start_recorder(); }
+__attribute__((constructor)) static void gpumemtrace_start() {
+  gpumemtrace::interpose::start_recorder();
+  gpumemtrace::interpose::nvtx::claim_injection();
+}
 
 __attribute__((destructor)) static void gpumemtrace_finish() { gpumemtrace::interpose::finish_recorder(); }
 

@@ -33,6 +33,7 @@ Config Config::from_environment() {
     if (depth >= 1 && depth <= 256) config.stack_depth = static_cast<unsigned>(depth);
   }
   config.stacks = env_flag("GPUMEMTRACE_STACKS", true);
+  config.python_stacks = env_flag("GPUMEMTRACE_PYTHON_STACKS", true);
   config.follow_children = env_flag("GPUMEMTRACE_FOLLOW_CHILDREN", true);
   if (const char* value = env("GPUMEMTRACE_DEBUG")) config.debug_log = value;
   return config;

@@ -11,6 +11,7 @@ struct Config {
   long root_pid = 0;           // GPUMEMTRACE_ROOT_PID: the top traced process (set by us when absent)
   unsigned stack_depth = 64;   // GPUMEMTRACE_STACK_DEPTH (1..256)
   bool stacks = true;          // GPUMEMTRACE_STACKS=0 turns stack capture off
+  bool python_stacks = true;   // GPUMEMTRACE_PYTHON_STACKS=0 keeps stacks native in Python threads
   bool follow_children = true; // GPUMEMTRACE_FOLLOW_CHILDREN=0 traces only the root process
   std::string debug_log;       // GPUMEMTRACE_DEBUG: "1" or "stderr" for stderr, else a file path
 

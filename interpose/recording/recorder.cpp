@@ -5,17 +5,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <unordered_map>
 
 #include "interpose/recording/config.h"
 #include "interpose/recording/debug_log.h"
-#include "interpose/stacks/module_map.h"
 #include "interpose/recording/spinning_mutex.h"
-#include "interpose/stacks/stack_capture.h"
 #include "interpose/recording/stack_interner.h"
+#include "interpose/stacks/mixed_stack.h"
+#include "interpose/stacks/module_map.h"
 #include "trace/writer/trace_writer.h"
 
 namespace gpumemtrace::interpose {
@@ -66,23 +68,32 @@ class Recorder {
   bool enabled() const { return state_ != State::Off; }
   bool is_root() const { return getpid() == config_.root_pid; }
 
-  // Runs `write` with the writer ready and this thread's records attributed; `frames` are interned first.
-  // What needs no lock (the clock, the stack's hash) is done before taking it.
-  void record(const uintptr_t* frames, size_t depth, const EventWriter& write) {
-    uint64_t hash = StackInterner::hash(frames, depth);
+  // Runs `write` with the writer ready and this thread's records attributed; the stack is interned first.
+  // What needs no lock (the clock, a native stack's hash) is done before taking it; Python frames get
+  // their code index under the lock.
+  void record(CapturedStack& stack, const EventWriter& write) {
+    uint64_t hash = stack.python ? 0 : StackInterner::hash(stack.frames, stack.depth);
     uint64_t now = monotonic_ns();
     std::lock_guard lock(mutex_);
     if (!ready_locked()) return;
     attribute_thread_locked();
-    uint64_t stack = intern_locked(frames, depth, hash);
+    if (stack.python) {
+      stack.depth = resolve_python_frames_locked(stack);
+      hash = StackInterner::hash(stack.frames, stack.depth);
+    }
+    uint64_t id = intern_locked(stack.frames, stack.depth, hash);
     writer_.set_event_time(now);
-    write(writer_, stack);
+    write(writer_, id);
     writer_.set_event_time(0);
     if (writer_.failed()) fail_locked();
   }
 
-  size_t capture(uintptr_t* frames) const {
-    return config_.stacks ? capture_stack(frames, config_.stack_depth) : 0;
+  void capture(CapturedStack& stack) const {
+    if (!config_.stacks) return;
+    if (python::PythonStacks* python = config_.python_stacks ? process_python().stacks : nullptr)
+      capture_mixed_stack(stack, config_.stack_depth, *python);
+    else
+      stack.depth = capture_stack(stack.frames, config_.stack_depth);
   }
 
   void sync() {
@@ -178,6 +189,45 @@ class Recorder {
     return stack;
   }
 
+  // Gives each pending Python frame its code index (format::python_frame); returns the new depth.
+  [[gnu::noinline]] size_t resolve_python_frames_locked(CapturedStack& stack) {
+    size_t n = 0;
+    for (size_t i = 0; i < stack.depth; ++i) {
+      uintptr_t frame = stack.frames[i];
+      if (is_pending_python_frame(frame)) {
+        const python::PythonFrame& walked = stack.walk[pending_python_index(frame)];
+        uint32_t code = python_code_locked(*stack.python, walked.code);
+        if (code == kNoPythonCode) continue;
+        frame = format::python_frame(code, walked.line > 0 ? static_cast<uint32_t>(walked.line) : 0);
+      }
+      stack.frames[n++] = frame;
+    }
+    return n;
+  }
+
+  // The index of a code object of a frame this thread is running, written as a PythonCode record the
+  // first time. An address seen before counts only if it still holds the same code object (a code object
+  // freed and another allocated at its address get an index of their own). A direct-mapped cache answers
+  // the frames of a steady loop without a hash table lookup.
+  uint32_t python_code_locked(python::PythonStacks& python, const void* code) {
+    auto key = reinterpret_cast<uintptr_t>(code);
+    KnownCode& cached = python_code_cache_[(key >> 4) * 0x9E3779B97F4A7C15ull >> (64 - kPythonCodeCacheBits)];
+    if (cached.code == code && python.same_code(code, cached.identity)) return cached.index;
+    auto [it, added] = python_codes_.try_emplace(code);
+    if (added || !python.same_code(code, it->second.identity)) {
+      if (python_code_count_ == format::kPythonCodes) {  // the format's limit: the frame is left out
+        if (added) python_codes_.erase(it);
+        return kNoPythonCode;
+      }
+      python::CodeInfo info = python.describe(code);
+      it->second = KnownCode{code, python_code_count_++, info.identity};
+      writer_.write(trace::PythonCode{it->second.index, info.filename, info.qualname,
+                                      static_cast<uint64_t>(info.first_line > 0 ? info.first_line : 0)});
+    }
+    cached = it->second;
+    return cached.index;
+  }
+
   // Called before the first new stack node of an event: new code addresses may come from new libraries.
   bool refresh_modules_locked() {
     LoadCounters now = load_counters();
@@ -197,6 +247,9 @@ class Recorder {
     mutex_.unlock();
     writer_.abandon();  // the mapping is the parent's file
     trie_.clear();
+    python_codes_.clear();
+    python_code_cache_.fill(KnownCode{});
+    python_code_count_ = 0;
     ++generation_;
     thread_count_ = current_thread_ = 0;
     module_generation_ = 0;
@@ -241,6 +294,17 @@ class Recorder {
   uint64_t generation_ = 1;
   uint64_t thread_count_ = 0;
   uint64_t current_thread_ = 0;
+  // The Python code objects written so far.
+  struct KnownCode {
+    const void* code = nullptr;
+    uint32_t index = 0;
+    python::CodeIdentity identity;
+  };
+  static constexpr uint32_t kNoPythonCode = UINT32_MAX;
+  static constexpr unsigned kPythonCodeCacheBits = 9;
+  std::unordered_map<const void*, KnownCode> python_codes_;  // by code object address
+  std::array<KnownCode, size_t{1} << kPythonCodeCacheBits> python_code_cache_{};
+  uint32_t python_code_count_ = 0;
 };
 
 }  // namespace
@@ -254,9 +318,9 @@ void record_event(const EventWriter& writer, bool with_stack) {
   if (busy.nested()) return;
   Recorder& recorder = Recorder::instance();
   if (!recorder.enabled()) return;
-  uintptr_t frames[kMaxStackDepth];
-  size_t depth = with_stack ? recorder.capture(frames) : 0;
-  recorder.record(frames, depth, writer);
+  CapturedStack stack;
+  if (with_stack) recorder.capture(stack);
+  recorder.record(stack, writer);
 }
 
 void sync_trace() {

@@ -9,7 +9,8 @@
 namespace gpumemtrace::test {
 namespace {
 
-const std::vector<std::string> kReports = {"summary", "peak", "leaks", "growth", "oom", "fragmentation", "timeline"};
+const std::vector<std::string> kReports = {"summary", "peak",     "leaks", "growth", "oom", "fragmentation",
+                                           "timeline", "phases"};
 
 ProcessResult gpumemtrace(std::vector<std::string> args) {
   args.insert(args.begin(), bin_dir() + "/gpumemtrace");

@@ -120,7 +120,8 @@ TEST_F(SummaryJson, GivesEachOutOfMemoryFailureItsVerdictFindingAndRemedy) {
 TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
   ASSERT_EQ(json_["fragmentation"].size(), 1u);
   const Json& device = json_["fragmentation"][0];
-  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures"}));
+  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures", "heaps"}));
+  EXPECT_EQ(device["heaps"], Json::array());
   EXPECT_EQ(device["device"], 0);
   EXPECT_EQ(device["pools"], Json::array());
   EXPECT_EQ(device["vmm"]["physical_bytes"], 0);
@@ -129,6 +130,7 @@ TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
   EXPECT_TRUE(device["failures"][0]["internal_bytes"].is_null()) << "no pool records";
   EXPECT_EQ(device["failures"][0]["fits_free_plus_unused"], false);
   EXPECT_TRUE(device["failures"][0]["largest_free_block_bytes"].is_null());
+  EXPECT_TRUE(device["failures"][0]["fits_largest_free_block"].is_null()) << "no heaps";
 }
 
 TEST_F(SummaryJson, OomJsonHasTheSameVerdictAndTheEvidence) {

@@ -1,4 +1,5 @@
-// Decoding helpers for the reader's tests: read a whole trace into a list, and a trace with every record.
+// Decoding helpers for the reader's tests: read a whole trace into a list, a trace with every record, and
+// one with Python frames.
 #pragma once
 
 #include <memory>
@@ -65,6 +66,27 @@ inline TraceBuilder every_record_trace() {
   b.alloc(Api::cuMemCreate, 0, 3, 2 << 20, 1, 11);
   b.free(Api::cuMemRelease, 3, 12);
   b.end(19, 13);
+  return b;
+}
+
+// Python frames: two codes, a mixed stack whose outermost node is the truncation marker, an Alloc on it,
+// then a StacksReset after which the codes are still defined.
+inline TraceBuilder python_frames_trace() {
+  using format::Api;
+  TraceBuilder b;
+  b.thread_new(1, 4242, "python3");
+  b.python_code("/srv/train.py", "Trainer.step", 50);
+  b.python_code("/srv/train.py", "<module>", 1);
+  b.stack_node(0, format::kTruncatedFrame);
+  b.stack_node(1, format::python_frame(1, 90));
+  b.stack_node(2, 0x401000);
+  b.stack_node(3, format::python_frame(0, 57));
+  b.stack_node(4, 0x7f0000001234);
+  b.alloc(Api::cudaMalloc, 0, 0x7f1000000000, 1 << 20, 5, 1000);
+  b.stacks_reset();
+  b.stack_node(0, format::python_frame(0, 58));
+  b.alloc(Api::cudaMalloc, 0, 0x7f1000100000, 1 << 20, 1, 10);
+  b.end(2, 1);
   return b;
 }
 

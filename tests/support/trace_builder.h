@@ -82,6 +82,9 @@ class TraceBuilder {
   TraceBuilder& stack_node(uint64_t parent, uint64_t ip) {
     return record(trace::StackNode{0, static_cast<uint32_t>(parent), ip});
   }
+  TraceBuilder& python_code(std::string_view filename, std::string_view qualname, uint64_t first_line) {
+    return record(trace::PythonCode{0, filename, qualname, first_line});
+  }
   TraceBuilder& thread_new(uint64_t index, uint64_t tid, std::string_view name) {
     return record(trace::ThreadNew{static_cast<uint32_t>(index), tid, name});
   }

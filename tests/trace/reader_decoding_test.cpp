@@ -204,6 +204,44 @@ TEST(ReaderDecoding, StackIdsFromBeforeAResetAreUndefined) {
             "corrupt trace at byte offset " + std::to_string(bad) + ": alloc refers to undefined stack 2");
 }
 
+TEST(ReaderDecoding, PythonFramesReferToTheCodeTableWhichOutlivesResets) {
+  TraceBuilder b = python_frames_trace();
+  Decoded d = decode_all(b.bytes());
+  ASSERT_EQ(d.reader->status(), Status::Complete) << d.reader->error();
+  EXPECT_EQ(as<trace::PythonCode>(d.records[1]), (trace::PythonCode{0, "/srv/train.py", "Trainer.step", 50}));
+  EXPECT_EQ(as<trace::PythonCode>(d.records[2]).index, 1u);
+  const std::vector<trace::PythonCodeInfo>& codes = d.reader->python_codes();
+  ASSERT_EQ(codes.size(), 2u);
+  EXPECT_EQ(codes[0].qualname, "Trainer.step");
+  EXPECT_EQ(codes[1].qualname, "<module>");
+  EXPECT_EQ(codes[1].first_line, 1u);
+
+  uint64_t step = format::python_frame(0, 57);
+  EXPECT_TRUE(format::is_python_frame(step));
+  EXPECT_EQ(format::python_code_of(step), 0u);
+  EXPECT_EQ(format::python_line_of(step), 57u);
+  EXPECT_FALSE(format::is_python_frame(format::kTruncatedFrame));
+  EXPECT_TRUE(format::is_tagged_frame(format::kTruncatedFrame));
+  EXPECT_FALSE(format::is_tagged_frame(0x7fffffffffff));
+
+  // The reset forgets the nodes, not the codes.
+  const trace::Alloc& second = as<trace::Alloc>(d.records[11]);
+  EXPECT_EQ(d.reader->stacks().frames(second.stack), (std::vector<uint64_t>{format::python_frame(0, 58)}));
+}
+
+// Innermost first: native, Python, native, Python, the marker of a cut stack.
+TEST(ReaderDecoding, MixedStacksKeepTheirOrder) {
+  TraceBuilder b = python_frames_trace();
+  trace::Reader reader(b.bytes());
+  const trace::Record* record = nullptr;
+  while ((record = reader.next()) && !std::holds_alternative<trace::Alloc>(*record)) {
+  }
+  ASSERT_TRUE(record);
+  EXPECT_EQ(reader.stacks().frames(std::get<trace::Alloc>(*record).stack),
+            (std::vector<uint64_t>{0x7f0000001234, format::python_frame(0, 57), 0x401000, format::python_frame(1, 90),
+                                   format::kTruncatedFrame}));
+}
+
 TEST(ReaderDecoding, ModuleSetAnswersLookupsAndIsReplacedByTheNextGeneration) {
   TraceBuilder b;
   b.modules_begin(1);
@@ -335,6 +373,8 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::Module{0x400000, 0x400000, 0x480000, "/usr/bin/python3", "\x01\x02"},
       trace::ThreadNew{1, 4242, "main"},
       trace::StackNode{1, 0, 0x401000},
+      trace::PythonCode{0, "/srv/train.py", "Trainer.step", 50},
+      trace::StackNode{2, 1, format::python_frame(0, 57)},
       trace::Alloc{at, Api::cudaMallocFromPoolAsync, 2, 0x7f0000000000, 4096, 1, 0x5, 0x6},
       trace::Free{at, Api::cudaFreeAsync, 0x7f0000000000, 0x5},
       trace::AllocFailed{at, Api::cuMemAlloc, 0, uint64_t{1} << 40, 1, format::kErrorOutOfMemory, 5, 6},
@@ -349,6 +389,17 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::PoolUsage{at, 0x77, 0, 4, 5},
       trace::MemInfo{at, trace::kNoDevice, 6, 7},
       trace::Fork{99},
+      trace::PhaseDomain{1, "net"},
+      trace::PhaseName{0, 1, "forward"},
+      trace::PhasePush{at, 0},
+      trace::PhasePop{at, 1},
+      trace::RangeStart{at, 7, 0},
+      trace::RangeEnd{at, 7},
+      trace::HeapCreate{at, 1, 0, 0x7f1000000000, 2 << 20, "small"},
+      trace::SubAlloc{at, 1, 0x7f1000000200, 1000, 1024, 0},
+      trace::SubFree{at, 1, 0x7f1000000200},
+      trace::HeapReset{at, 1},
+      trace::HeapDestroy{at, 1},
       trace::ThreadSwitch{1},
       trace::StacksReset{},
       trace::End{at, 13},

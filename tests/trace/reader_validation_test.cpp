@@ -60,7 +60,7 @@ TEST(ReaderValidation, IncompleteHeader) {
 
 TEST(ReaderValidation, UnknownTokensAreCorrupt) {
   for (uint8_t token :
-       {uint8_t{0x17}, uint8_t{0x3f}, uint8_t{0x40 | 29}, uint8_t{0x7f}, uint8_t{0xc0}, uint8_t{0xff}}) {
+       {uint8_t{0x18}, uint8_t{0x3f}, uint8_t{0x40 | 29}, uint8_t{0x7f}, uint8_t{0xc0}, uint8_t{0xff}}) {
     TraceBuilder b;
     b.alloc(Api::cudaMalloc, 0, 0x1000, 1, 0, 1);
     size_t offset = b.size();
@@ -130,6 +130,20 @@ TEST(ReaderValidation, UndefinedStackNodesAreCorrupt) {
             corrupt_at(failed.event_offset(), "failed allocation refers to undefined stack 1"));
 }
 
+TEST(ReaderValidation, PythonFramesOfUndefinedCodesAndUnknownMarkersAreCorrupt) {
+  TraceBuilder undefined;
+  undefined.python_code("a.py", "f", 1).stack_node(0, format::python_frame(0, 3));
+  size_t offset = undefined.size();
+  undefined.stack_node(1, format::python_frame(1, 3));
+  EXPECT_EQ(read_error(undefined.bytes()), corrupt_at(offset, "stack node refers to undefined Python code 1"));
+  TraceBuilder marker;
+  marker.stack_node(0, format::kTruncatedFrame | 2);
+  EXPECT_EQ(read_error(marker.bytes()), corrupt_at(16, "stack node with unknown frame marker 0xc000000000000003"));
+  TraceBuilder before;  // a code is defined only from its record on
+  before.stack_node(0, format::python_frame(0, 3)).python_code("a.py", "f", 1);
+  EXPECT_EQ(read_error(before.bytes()), corrupt_at(16, "stack node refers to undefined Python code 0"));
+}
+
 TEST(ReaderValidation, UndefinedThreadsAreCorrupt) {
   TraceBuilder unknown;
   unknown.thread_new(1, 10, "a").thread_switch(2);
@@ -160,9 +174,7 @@ TEST(ReaderValidation, ZeroTokenEndsTheWrittenData) {
   EXPECT_EQ(d.records.size(), 1u);
 }
 
-TEST(ReaderValidation, TruncatedAtEveryOffsetKeepsEveryRecordBeforeTheCut) {
-  TraceBuilder b = every_record_trace();
-  const std::vector<uint8_t>& full_bytes = b.bytes();
+void expect_every_cut_keeps_the_records_before_it(const std::vector<uint8_t>& full_bytes) {
   Decoded full = decode_all(full_bytes);
   ASSERT_EQ(full.reader->status(), Status::Complete);
 
@@ -183,6 +195,11 @@ TEST(ReaderValidation, TruncatedAtEveryOffsetKeepsEveryRecordBeforeTheCut) {
     EXPECT_GE(d.reader->stop_offset(), expected ? full.ends[expected - 1] : format::kHeaderSize);
     EXPECT_LE(d.reader->stop_offset(), expected < full.ends.size() ? full.ends[expected] - 1 : cut);
   }
+}
+
+TEST(ReaderValidation, TruncatedAtEveryOffsetKeepsEveryRecordBeforeTheCut) {
+  expect_every_cut_keeps_the_records_before_it(every_record_trace().bytes());
+  expect_every_cut_keeps_the_records_before_it(python_frames_trace().bytes());
 }
 
 // Damaged input ends one of three ways; the loop always terminates within the file.
@@ -210,8 +227,7 @@ TEST(ReaderValidation, RandomGarbageAfterAValidHeaderNeverCrashes) {
   }
 }
 
-TEST(ReaderValidation, EveryBitFlipNeverCrashes) {
-  const std::vector<uint8_t> original = every_record_trace().bytes();
+void expect_every_bit_flip_survived(const std::vector<uint8_t>& original) {
   for (size_t byte = format::kHeaderSize; byte < original.size(); ++byte) {
     for (int bit = 0; bit < 8; ++bit) {
       std::vector<uint8_t> bytes = original;
@@ -220,6 +236,11 @@ TEST(ReaderValidation, EveryBitFlipNeverCrashes) {
       expect_survives(bytes);
     }
   }
+}
+
+TEST(ReaderValidation, EveryBitFlipNeverCrashes) {
+  expect_every_bit_flip_survived(every_record_trace().bytes());
+  expect_every_bit_flip_survived(python_frames_trace().bytes());
 }
 
 }  // namespace

@@ -136,6 +136,52 @@ TEST(TraceWriter, FileEndsAtTheLastRecord) {
   EXPECT_EQ(static_cast<uint64_t>(in.tellg()), reader.stop_offset());
 }
 
+// Python codes and the tagged stack nodes that refer to them, through the writer, the reader and
+// `gpumemtrace dump` (text and JSON).
+TEST(TraceWriter, PythonCodesAndTaggedFramesReadBackAndDump) {
+  std::string path = make_temp_dir() + "/python.trace";
+  uint64_t step = format::python_frame(0, 57), main = format::python_frame(1, 90);
+  {
+    writer::TraceWriter writer;
+    ASSERT_TRUE(writer.open(path, sample_process())) << writer.error();
+    writer.write(trace::ThreadNew{1, 4242, "python3"});
+    writer.write(trace::PythonCode{0, "/srv/train.py", "Trainer.step", 50});
+    writer.write(trace::PythonCode{0, "/srv/train.py", "<module>", 1});
+    writer.write(trace::StackNode{0, 0, format::kTruncatedFrame});
+    writer.write(trace::StackNode{0, 1, main});
+    writer.write(trace::StackNode{0, 2, step});
+    writer.write(trace::StackNode{0, 3, 0x7f0000001234});
+    writer.write(trace::Alloc{{}, Api::cudaMalloc, 0, 0x7f1000000000, 1 << 20, 4, 0, 0});
+    writer.end();
+  }
+  trace::Reader reader(path);
+  std::vector<trace::Record> records;
+  while (const trace::Record* r = reader.next()) records.push_back(*r);
+  ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+  ASSERT_EQ(records.size(), 10u);
+  EXPECT_EQ(std::get<trace::PythonCode>(records.at(2)), (trace::PythonCode{0, "/srv/train.py", "Trainer.step", 50}));
+  EXPECT_EQ(std::get<trace::PythonCode>(records.at(3)).index, 1u);
+  EXPECT_EQ(reader.python_codes().at(1).qualname, "<module>");
+  EXPECT_EQ(reader.stacks().frames(std::get<trace::Alloc>(records.at(8)).stack),
+            (std::vector<uint64_t>{0x7f0000001234, step, main, format::kTruncatedFrame}));
+
+  ProcessResult text = run_process({bin_dir() + "/gpumemtrace", "dump", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* line : {"python-code index=0 filename=\"/srv/train.py\" qualname=\"Trainer.step\" first_line=50",
+                           "python-code index=1 filename=\"/srv/train.py\" qualname=\"<module>\" first_line=1",
+                           "stack-node id=1 parent=0 ip=\"truncated\"",
+                           "stack-node id=2 parent=1 ip=\"python code 1 line 90\"",
+                           "stack-node id=3 parent=2 ip=\"python code 0 line 57\"",
+                           "stack-node id=4 parent=3 ip=0x7f0000001234"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  ProcessResult json = run_process({bin_dir() + "/gpumemtrace", "dump", "--json", path});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  for (const char* member : {"\"record\":\"python-code\",\"index\":0,\"filename\":\"/srv/train.py\","
+                             "\"qualname\":\"Trainer.step\",\"first_line\":50}",
+                             "\"record\":\"stack-node\",\"id\":3,\"parent\":2,\"ip\":\"python code 0 line 57\"}"})
+    EXPECT_NE(json.out.find(member), std::string::npos) << member << "\n" << json.out;
+}
+
 TEST(TraceWriter, UnwritablePathFailsCleanly) {
   writer::TraceWriter writer;
   EXPECT_FALSE(writer.open("/nonexistent-dir/x.trace", sample_process()));

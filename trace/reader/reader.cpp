@@ -302,7 +302,20 @@ bool Reader::apply(StacksReset&, const uint8_t*) {
 
 bool Reader::apply(StackNode& out, const uint8_t* start) {
   if (stacks_.size() == std::numeric_limits<uint32_t>::max()) return reject(start, "too many stack nodes");
+  if (format::is_python_frame(out.ip)) {
+    if (format::python_code_of(out.ip) >= python_codes_.size())
+      return reject(start, fmt::format("stack node refers to undefined Python code {}", format::python_code_of(out.ip)));
+  } else if (format::is_tagged_frame(out.ip) && out.ip != format::kTruncatedFrame) {
+    return reject(start, fmt::format("stack node with unknown frame marker {:#x}", out.ip));
+  }
   out.id = stacks_.add(out.parent, out.ip);
+  return true;
+}
+
+bool Reader::apply(PythonCode& out, const uint8_t* start) {
+  if (python_codes_.size() == format::kPythonCodes) return reject(start, "too many Python codes");
+  out.index = static_cast<uint32_t>(python_codes_.size());
+  python_codes_.push_back(PythonCodeInfo::of(out));
   return true;
 }
 

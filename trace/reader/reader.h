@@ -6,8 +6,8 @@
 //   }
 //   reader.status();                            // Complete, Truncated (at stop_offset()) or Corrupt (error())
 //
-// It keeps the state the records build up: the stack trie, the module set, the thread table and the
-// process. These reflect every record returned so far, except that StacksReset and ModulesBegin take
+// It keeps the state the records build up: the stack trie, the module set, the Python code table, the
+// thread table and the process. These reflect every record returned so far, except that StacksReset and ModulesBegin take
 // effect when the next record is read, so a caller can still resolve the old stacks and modules when it
 // sees them. Decoding allocates nothing per Alloc/Free record.
 #pragma once
@@ -61,6 +61,9 @@ class Reader {
 
   const StackTrie& stacks() const { return stacks_; }
   const ModuleSet& modules() const { return modules_; }
+  // The PythonCode records so far, by index: what the Python frames of the stack trie refer to
+  // (format::python_code_of). Never reset.
+  const std::vector<PythonCodeInfo>& python_codes() const { return python_codes_; }
   const ThreadTable& threads() const { return threads_; }
   const Process* process() const { return has_process_ ? &process_ : nullptr; }  // the last one read
 
@@ -86,6 +89,7 @@ class Reader {
   bool apply(Module& out, const uint8_t* start);
   bool apply(StacksReset& out, const uint8_t* start);
   bool apply(StackNode& out, const uint8_t* start);
+  bool apply(PythonCode& out, const uint8_t* start);
   bool apply(ThreadNew& out, const uint8_t* start);
   bool apply(ThreadSwitch& out, const uint8_t* start);
   bool apply(End& out, const uint8_t* start);
@@ -123,6 +127,7 @@ class Reader {
 
   StackTrie stacks_;
   ModuleSet modules_;
+  std::vector<PythonCodeInfo> python_codes_;
   ThreadTable threads_;
   Process process_;
   std::vector<std::string_view> argv_;     // the argv of process_

@@ -150,7 +150,9 @@ __attribute__((always_inline)) inline Registers current_registers() {
 
 }  // namespace
 
-__attribute__((noinline)) long fast_backtrace(uintptr_t* out, size_t max) {
+// Aligned to a cache line: how its loops fall across fetch blocks otherwise depends on everything linked
+// before it, and moved the cost of a traced event by 10 ns from one build to the next.
+__attribute__((noinline, aligned(64))) long fast_backtrace(uintptr_t* out, size_t max) {
 #if defined(__x86_64__)
   Registers regs = current_registers();
   ThreadWalks& walks = t_walks;

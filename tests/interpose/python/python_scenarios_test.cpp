@@ -8,7 +8,7 @@
 #include <string>
 #include <tuple>
 
-#include "tests/interpose/python/python_interpreters.h"
+#include "tests/support/python_interpreters.h"
 #include "tests/support/subprocess.h"
 
 namespace gpumemtrace::test {

@@ -1,4 +1,4 @@
-#include "tests/interpose/python/python_interpreters.h"
+#include "tests/support/python_interpreters.h"
 
 #include <unistd.h>
 

@@ -1,0 +1,44 @@
+#include "analyzer/render/text_parts.h"
+#include "analyzer/render/text_sections.h"
+#include "common/size_units.h"
+
+namespace gpumemtrace::render {
+
+namespace {
+
+std::string signed_size(int64_t bytes) {
+  return (bytes < 0 ? "-" : "+") + format_size(static_cast<uint64_t>(bytes < 0 ? -bytes : bytes));
+}
+
+void append_instance(fmt::memory_buffer& out, const report::PhaseInstanceFigures& f, const report::Stacks& stacks) {
+  auto o = fmt::appender(out);
+  fmt::format_to(o, "    #{} thread {}, {} to {}{}: peak {} at {}, allocated {} in {}, left live {} in {}",
+                 f.number, f.thread, format_time(f.start_ns), format_time(f.end_ns), f.ended ? "" : " (never ended)",
+                 format_size(f.peak_bytes), format_time(f.peak_time_ns), format_size(f.allocated_bytes),
+                 f.allocations, format_size(f.left_live_bytes), f.left_live_allocations);
+  if (f.growth_bytes) fmt::format_to(o, ", growth {}", signed_size(*f.growth_bytes));
+  out.push_back('\n');
+  for (const report::SiteFigures& site : f.left_live) {
+    fmt::format_to(o, "      {} in {} allocations left live{}\n", format_size(site.bytes), site.count,
+                   on_device(site.device));
+    append_stack_lines(out, stacks[site.stack], "        ");
+  }
+}
+
+}  // namespace
+
+void append_phases(fmt::memory_buffer& out, const report::PhasesModel& phases, const report::Stacks& stacks) {
+  auto o = fmt::appender(out);
+  if (phases.phases.empty()) {
+    fmt::format_to(o, "phases: none (no NVTX ranges or gpumemtrace annotations in this trace)\n\n");
+    return;
+  }
+  fmt::format_to(o, "phases (device memory of the process; growth: live at the end against the previous instance):\n");
+  for (const report::PhaseFigures& phase : phases.phases) {
+    fmt::format_to(o, "  {} ({} instance{})\n", phase.path, phase.instances.size(), phase.instances.size() == 1 ? "" : "s");
+    for (const report::PhaseInstanceFigures& f : phase.instances) append_instance(out, f, stacks);
+  }
+  out.push_back('\n');
+}
+
+}  // namespace gpumemtrace::render

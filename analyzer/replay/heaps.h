@@ -1,0 +1,113 @@
+// Sub-allocator heaps in the replay (docs/reports.md, "Fragmentation"): each heap's memory and the blocks a
+// program's own allocator handed out in it (HeapCreate, SubAlloc, SubFree, HeapReset, HeapDestroy).
+//
+// For a heap whose memory is [base, base+reserved):
+//   allocated  the bytes asked for by its live blocks;
+//   internal   the sum over live blocks of reserved for the block - asked, where the allocator said both;
+//   external   free gaps: the heap's memory not covered by a live block (a block covers its reserved bytes,
+//              or its asked bytes when reserved is not said);
+//   largest    the largest free gap; fragmentation = 1 - largest / external (0 without free memory).
+// The gaps are found by a walk over the heap's blocks in address order, so they are computed only when
+// asked for (at out-of-memory failures and for reports), never per event. Allocated over time is kept per
+// window of the replay's timeline clock (the most allocated in each).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/replay/windowed_series.h"
+#include "trace/reader/reader.h"
+
+namespace gpumemtrace::replay {
+
+struct HeapBlock {
+  uint64_t size = 0;      // asked for
+  uint64_t reserved = 0;  // set aside for it; 0: not said
+  uint64_t footprint() const { return reserved > size ? reserved : size; }
+};
+
+// A heap's figures at one moment.
+struct HeapFigures {
+  uint64_t reserved_bytes = 0;  // the heap's memory (0: not said)
+  uint64_t allocated_bytes = 0;
+  uint64_t blocks = 0;
+  uint64_t internal_bytes = 0;
+  uint64_t external_bytes = 0;       // 0 when the heap's memory is not said
+  uint64_t largest_free_bytes = 0;
+  double fragmentation() const {
+    return external_bytes == 0 ? 0.0
+                               : 1.0 - static_cast<double>(largest_free_bytes) / static_cast<double>(external_bytes);
+  }
+};
+
+struct Heap {
+  uint64_t id = 0;
+  std::string name;
+  int32_t device = trace::kNoDevice;  // kNoDevice: not said
+  uint64_t base = 0;
+  uint64_t size = 0;  // 0: not said
+  uint64_t created_ns = 0;
+  bool destroyed = false;
+  uint64_t allocated_bytes = 0;  // now
+  uint64_t internal_bytes = 0;   // now
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t peak_ns = 0;
+  WindowedSeries<Reduce::Max> allocated_series;  // by timeline window
+  std::map<uint64_t, HeapBlock> blocks;  // the live blocks, by address
+
+  HeapFigures figures() const;
+};
+
+// The heaps a failed request of a device could have been served from: those of the device and those whose
+// device was not said, with known memory, not destroyed.
+struct HeapsAtFailure {
+  uint32_t heaps = 0;
+  uint64_t reserved_bytes = 0;
+  uint64_t allocated_bytes = 0;
+  uint64_t free_bytes = 0;          // the heaps' external bytes, summed
+  uint64_t largest_free_bytes = 0;  // the largest free gap of any of them
+  bool known() const { return heaps > 0; }
+};
+
+// Records that do not add up, counted and otherwise ignored.
+struct HeapInconsistencies {
+  uint64_t unknown_heaps = 0;   // a record of a heap never created (kept as a heap of unknown memory)
+  uint64_t unknown_blocks = 0;  // a SubFree of no live block of the heap
+};
+
+class HeapTracker {
+ public:
+  // The timeline window the records that follow are in, and the merge of windows (TimeSlices).
+  void at_window(uint32_t window) { window_ = window; }
+  void halve(uint32_t window);
+
+  void on(const trace::HeapCreate& create);
+  void on(const trace::HeapDestroy& destroy);
+  void on(const trace::HeapReset& reset);
+  void on(const trace::SubAlloc& alloc);
+  void on(const trace::SubFree& free);
+
+  // The heaps in the order they were created (heap 0, the blocks of no heap, is not one of them).
+  const std::vector<Heap>& heaps() const { return heaps_; }
+  HeapsAtFailure at_failure(int32_t device) const;
+  uint64_t loose_blocks() const { return loose_blocks_; }  // live blocks of no heap
+  const HeapInconsistencies& inconsistencies() const { return inconsistencies_; }
+
+ private:
+  Heap* find(uint64_t id);
+  Heap& find_or_add(uint64_t id);
+  void remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block);
+  void free_all(Heap& heap);
+
+  std::vector<Heap> heaps_;
+  std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_
+  std::unordered_map<uint64_t, uint64_t> loose_;  // address -> size, for heap 0
+  uint64_t loose_blocks_ = 0;
+  uint32_t window_ = 0;
+  HeapInconsistencies inconsistencies_;
+};
+
+}  // namespace gpumemtrace::replay

@@ -1,0 +1,77 @@
+// Phase instances in the replay (docs/reports.md, "Phases"): each push/pop of a thread's phase is an
+// instance of its phase path ("step/forward" #3), with the process's device memory when it started and
+// ended, the most that was live while it was open, what was allocated in it (nested phases included) and,
+// when it ended, what of that was still live, by site.
+//
+// Cost: nothing for a trace without phases; otherwise one hash entry per live allocation made in a phase,
+// and per allocation, work in the number of open instances.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/replay/accounts.h"
+#include "analyzer/replay/phases.h"
+
+namespace gpumemtrace::replay {
+
+inline constexpr uint32_t kNoInstance = UINT32_MAX;
+
+struct SiteBytes {
+  SiteId site = 0;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+};
+
+struct PhaseInstance {
+  PathId path = kNoPhase;
+  uint32_t thread = 0;
+  uint32_t number = 0;               // 1 for the first instance of its path, 2 for the next, ...
+  uint32_t parent = kNoInstance;     // the instance it is nested in on its thread
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;               // the end of the trace while open
+  bool open = true;                  // never popped
+  uint64_t live_at_start = 0;        // the process's device memory
+  uint64_t live_at_end = 0;
+  uint64_t peak_bytes = 0;           // the most the process had live while the instance was open
+  uint64_t peak_ns = 0;
+  uint64_t allocated_bytes = 0;      // allocated in it, nested phases included
+  uint64_t allocations = 0;
+  std::vector<SiteBytes> left_live;  // at its end: allocated in it and still live, by site, most first
+  uint64_t left_bytes = 0;
+  uint64_t left_count = 0;
+};
+
+class PhaseInstances {
+ public:
+  // `live` is the process's live device memory after the event.
+  void on_push(uint32_t thread, PathId path, uint64_t domain, uint64_t time_ns, uint64_t live);
+  void on_pop(uint32_t thread, uint64_t domain, uint64_t time_ns, uint64_t live);
+  // `key` names the allocation until its free (its address and address space).
+  void on_alloc(uint32_t thread, uint64_t key, SiteId site, uint64_t size, uint64_t time_ns, uint64_t live);
+  void on_free(uint64_t key, SiteId site, uint64_t size);
+  // The trace ends: instances still open end with it (and stay open()).
+  void finish(uint64_t end_ns, uint64_t live);
+
+  const std::vector<PhaseInstance>& instances() const { return instances_; }
+
+ private:
+  struct Open {
+    uint32_t instance = 0;
+    uint64_t domain = 0;
+  };
+  void close(uint32_t id, uint64_t time_ns, uint64_t live);
+  // Calls f(instance id) for `id` and the instances it is nested in that are still open.
+  template <typename F>
+  void for_open_chain(uint32_t id, F f);
+
+  std::vector<PhaseInstance> instances_;
+  std::vector<std::vector<Open>> threads_;  // by thread index: its open instances, outermost first
+  std::vector<uint32_t> open_;              // every open instance
+  std::unordered_map<uint32_t, std::unordered_map<SiteId, SiteBytes>> live_in_;  // open instance → its live
+  std::unordered_map<uint64_t, uint32_t> made_in_;  // live allocation made in a phase → its innermost instance
+  std::unordered_map<PathId, uint32_t> counts_;     // instances per path so far
+};
+
+}  // namespace gpumemtrace::replay

@@ -1,0 +1,46 @@
+// Memory by phase (docs/reports.md, "Phases"): for each phase path, each of its instances (one push/pop
+// of a thread: replay/phase_instances.h) with the peak while it was open, what was allocated in it, what of
+// that was still live when it ended (with stacks) and the net growth of the process's device memory from
+// the previous instance's end to this one's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/report/figures.h"
+#include "analyzer/report/model_input.h"
+
+namespace gpumemtrace::report {
+
+struct PhaseInstanceFigures {
+  uint32_t number = 0;  // 1, 2, ... in the order the instances started
+  uint32_t thread = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  bool ended = true;    // false: still open when the trace ends (end_ns is the trace's end)
+  uint64_t live_at_start_bytes = 0;
+  uint64_t live_at_end_bytes = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t peak_time_ns = 0;
+  uint64_t allocated_bytes = 0;
+  uint64_t allocations = 0;
+  uint64_t left_live_bytes = 0;
+  uint64_t left_live_allocations = 0;
+  std::optional<int64_t> growth_bytes;  // live at its end - live at the previous instance's end; none for #1
+  std::vector<SiteFigures> left_live;   // the --top largest sites of what was left live
+};
+
+struct PhaseFigures {
+  std::string path;  // "step/forward"
+  std::vector<PhaseInstanceFigures> instances;
+};
+
+struct PhasesModel {
+  std::vector<PhaseFigures> phases;  // in the order each phase path was first entered
+};
+
+PhasesModel phases_model(ModelInput& input);
+
+}  // namespace gpumemtrace::report

@@ -1,0 +1,32 @@
+// The entry points include/gpumemtrace/annotate.h and the Python module (python/gpumemtrace) look up by
+// name. Their phases are NVTX's default-domain push/pop ranges: one per-thread stack for both. Their heaps
+// and blocks are the same records as the NVTX memory extension's.
+#include <cstddef>
+#include <cstdint>
+
+#include "interpose/heaps/heap_recorder.h"
+#include "interpose/nvtx/phase_recorder.h"
+
+using namespace gpumemtrace::interpose;
+
+#define GMT_EXPORT extern "C" __attribute__((visibility("default")))
+
+GMT_EXPORT void gpumemtrace_phase_push(const char* name) { phases::push(nullptr, name ? name : ""); }
+
+GMT_EXPORT void gpumemtrace_phase_pop() { phases::pop(nullptr); }
+
+GMT_EXPORT uint64_t gpumemtrace_heap_create(const char* name, int device, const void* base, size_t size) {
+  return heaps::create(name ? name : "", device, reinterpret_cast<uintptr_t>(base), size);
+}
+
+GMT_EXPORT void gpumemtrace_heap_destroy(uint64_t heap) { heaps::destroy(heap); }
+
+GMT_EXPORT void gpumemtrace_heap_reset(uint64_t heap) { heaps::reset(heap); }
+
+GMT_EXPORT void gpumemtrace_suballoc(uint64_t heap, const void* block, size_t size, size_t reserved) {
+  heaps::suballoc(heap, reinterpret_cast<uintptr_t>(block), size, reserved);
+}
+
+GMT_EXPORT void gpumemtrace_subfree(uint64_t heap, const void* block) {
+  heaps::subfree(heap, reinterpret_cast<uintptr_t>(block));
+}

@@ -1,0 +1,198 @@
+// Heaps and sub-allocations recorded from annotate.h (C), the NVTX memory extension and the Python module
+// under the tracer on the simulated device: the exact records, each block with its own stack, the analyzer's
+// figures and verdict at an out-of-memory failure, and nothing changed without the tracer.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tests/support/traced_run.h"
+#include "trace/reader/reader.h"
+
+namespace gpumemtrace::test {
+namespace {
+
+using HeapRecord = std::variant<trace::HeapCreate, trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree>;
+
+struct HeapTrace {
+  uint64_t segment = 0;  // the address of the first cudaMalloc
+  std::vector<HeapRecord> records;  // times, threads and stacks cleared
+  std::vector<uint32_t> suballoc_stacks;
+  std::vector<std::string> names;  // kept: HeapCreate's name points into the reader
+};
+
+HeapTrace read_heaps(const std::string& path) {
+  HeapTrace out;
+  trace::Reader reader(path);
+  while (const trace::Record* record = reader.next()) {
+    std::visit(
+        [&](auto r) {
+          using R = decltype(r);
+          if constexpr (std::is_same_v<R, trace::Alloc>) {
+            if (out.segment == 0) out.segment = r.address;
+          } else if constexpr (std::is_constructible_v<HeapRecord, R>) {
+            r.time_ns = 0;
+            r.thread = 0;
+            if constexpr (std::is_same_v<R, trace::SubAlloc>) {
+              out.suballoc_stacks.push_back(r.stack);
+              r.stack = 0;
+            }
+            if constexpr (std::is_same_v<R, trace::HeapCreate>) r.name = out.names.emplace_back(r.name);
+            out.records.push_back(r);
+          }
+        },
+        *record);
+  }
+  EXPECT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+  return out;
+}
+
+// The heap records of a traced run that printed `out`.
+HeapTrace heaps_of(const TracedRun& run, const std::string& out) {
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(run.result.out, out);
+  HeapTrace t = read_heaps(run.trace);
+  EXPECT_NE(t.segment, 0u);
+  return t;
+}
+
+// The program's output and exit are the same without the tracer.
+void expect_unchanged(const std::string& program) {
+  ProcessResult traced = run_traced(program).result;
+  ProcessResult plain = run_process({bin_dir() + "/" + program}, sim_env());
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, traced.out);
+  EXPECT_EQ(plain.err, "");
+}
+
+TEST(Heaps, FromC) {
+  HeapTrace t = heaps_of(run_traced("capture_prog_annotate_heaps"), "blocks 0 4096 1024 reused 1 0\n");
+  uint64_t s = t.segment;
+  std::vector<HeapRecord> expected = {
+      trace::HeapCreate{{}, 1, 0, s, 2 << 20, "small"},
+      trace::SubAlloc{{}, 1, s, 1000, 1024, 0},
+      trace::SubAlloc{{}, 1, s + 1024, 3000, 3072, 0},
+      trace::SubAlloc{{}, 1, s + 4096, 512, 512, 0},
+      trace::SubFree{{}, 1, s + 1024},
+      trace::SubAlloc{{}, 1, s + 1024, 2600, 3072, 0},
+      trace::HeapReset{{}, 1},
+      trace::SubAlloc{{}, 1, s, 100, 512, 0},
+      trace::SubFree{{}, 1, s},
+      trace::HeapDestroy{{}, 1},
+      trace::SubAlloc{{}, 0, s, 64, 0, 0},
+      trace::SubFree{{}, 0, s},
+  };
+  EXPECT_EQ(t.records, expected);
+  ASSERT_EQ(t.suballoc_stacks.size(), 6u);
+  for (uint32_t stack : t.suballoc_stacks) EXPECT_NE(stack, 0u);
+  // Two call sites of gmt_suballoc in cache_alloc, and one in main: not all the same stack.
+  EXPECT_NE(t.suballoc_stacks[0], t.suballoc_stacks[5]);
+}
+
+// `gpumemtrace NAME --json` on a trace.
+nlohmann::json report_of(const std::string& name, const std::string& trace) {
+  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", name, "--json", trace});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+// The analyzer on a traced program that asked a 4 MiB device for 3 MiB while its 2 MiB heap had free gaps
+// `free` in all, `largest` the largest: the verdict, and the fragmentation report's figures.
+nlohmann::json expect_fragmentation_oom(const std::string& program, const std::string& out, uint64_t free,
+                                        uint64_t largest) {
+  TracedRun run = run_traced(program, {"oom"}, {{"GPUMEMTRACE_SIM_MEMORY", "4MiB"}});
+  heaps_of(run, out);
+  nlohmann::json oom = report_of("oom", run.trace)["ooms"].at(0);
+  EXPECT_EQ(oom["requested_bytes"], 3 << 20);
+  EXPECT_EQ(oom["verdict"], "fragmentation") << oom["finding"];
+  nlohmann::json device = report_of("fragmentation", run.trace)["devices"].at(0);
+  EXPECT_EQ(device["device"], 0);
+  nlohmann::json fit = device["failures"].at(0);
+  EXPECT_EQ(fit["heap_free_bytes"], free);
+  EXPECT_EQ(fit["largest_free_block_bytes"], largest);
+  EXPECT_EQ(fit["fits_largest_free_block"], false);
+  return device;
+}
+
+// At the failure the segment [0, 2 MiB) holds blocks [0, 1024) and [4096, 4608): free gaps 3072 + 2092544.
+TEST(Heaps, FromCAnOomThatTheCacheWouldHoldButNoBlockIsFragmentation) {
+  nlohmann::json device = expect_fragmentation_oom("capture_prog_annotate_heaps",
+                                                   "large 2\nblocks 0 4096 1024 reused 1 0\n", 3072 + 2092544, 2092544);
+  // At the end the heap is destroyed; its peak was blocks of 1000, 3000 and 512 bytes.
+  nlohmann::json heap = device["heaps"].at(0);
+  EXPECT_EQ(heap["name"], "small");
+  EXPECT_EQ(heap["destroyed"], true);
+  EXPECT_EQ(heap["peak_allocated_bytes"], 4512);
+}
+
+// NVTX does not say the heap's device: it is that of the segment the heap starts at. At the failure the
+// heap holds [0, 1024): one gap of 2 MiB - 1024.
+TEST(Heaps, FromNvtxAnOomThatTheCacheWouldHoldButNoBlockIsFragmentation) {
+  nlohmann::json device =
+      expect_fragmentation_oom("capture_prog_nvtx_mem", "large 2\ndone\n", (2 << 20) - 1024, (2 << 20) - 1024);
+  nlohmann::json heap = device["heaps"].at(0);
+  EXPECT_EQ(heap["name"], "small blocks");
+  EXPECT_EQ(heap["peak_allocated_bytes"], 1024 + 3072);
+}
+
+TEST(Heaps, WithoutTheTracerCNothingChanges) { expect_unchanged("capture_prog_annotate_heaps"); }
+
+TEST(Heaps, FromNvtxMemoryExtension) {
+  HeapTrace t = heaps_of(run_traced("capture_prog_nvtx_mem"), "done\n");
+  uint64_t s = t.segment;
+  std::vector<HeapRecord> expected = {
+      trace::HeapCreate{{}, 1, trace::kNoDevice, s, 2 << 20, "small blocks"},
+      trace::SubAlloc{{}, 1, s, 1024, 0, 0},
+      trace::SubAlloc{{}, 1, s + 1024, 3072, 0, 0},
+      trace::SubFree{{}, 1, s + 1024},  // by handle
+      trace::SubFree{{}, 1, s},         // the resize
+      trace::SubAlloc{{}, 1, s, 512, 0, 0},
+      trace::SubAlloc{{}, 1, s + 4096, 512, 0, 0},
+      trace::SubFree{{}, 1, s},  // by pointer
+      trace::HeapReset{{}, 1},
+      trace::SubAlloc{{}, 0, s + 8192, 256, 0, 0},  // a region of no heap
+      trace::SubFree{{}, 0, s + 8192},
+      trace::HeapDestroy{{}, 1},
+  };
+  EXPECT_EQ(t.records, expected);
+  for (uint32_t stack : t.suballoc_stacks) EXPECT_NE(stack, 0u);
+}
+
+TEST(Heaps, WithoutTheTracerNvtxNothingChanges) { expect_unchanged("capture_prog_nvtx_mem"); }
+
+std::vector<std::string> python_command() {
+  return {GMT_PYTHON3, GMT_HEAPS_SCRIPT, sim_dir() + "/libcudart.so.13"};
+}
+
+TEST(Heaps, FromPython) {
+  if (std::string(GMT_PYTHON3).empty()) GTEST_SKIP() << "no /usr/bin/python3";
+  std::vector<std::string> command = python_command();
+  HeapTrace t = heaps_of(
+      run_traced(command[0], {command.begin() + 1, command.end()}, {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}}),
+      "active\nheap given\n");
+  uint64_t s = t.segment;
+  std::vector<HeapRecord> expected = {
+      trace::HeapCreate{{}, 1, 0, s, 1 << 20, "python"},
+      trace::SubAlloc{{}, 1, s, 700, 1024, 0},
+      trace::SubAlloc{{}, 1, s + 1024, 512, 0, 0},
+      trace::SubFree{{}, 1, s},
+      trace::HeapReset{{}, 1},
+      trace::HeapDestroy{{}, 1},
+  };
+  EXPECT_EQ(t.records, expected);
+  for (uint32_t stack : t.suballoc_stacks) EXPECT_NE(stack, 0u);
+}
+
+TEST(Heaps, WithoutTheTracerPythonNothingChanges) {
+  if (std::string(GMT_PYTHON3).empty()) GTEST_SKIP() << "no /usr/bin/python3";
+  ProcessResult plain = run_process(python_command(), sim_env({{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}}));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "inactive\nheap none\n");
+  EXPECT_EQ(plain.err, "");
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test
