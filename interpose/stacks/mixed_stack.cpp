@@ -30,12 +30,14 @@ CodeRange function_range(void* function) {
   return {low, low + symbol->st_size};
 }
 
-// Room for one walk, left uninitialized (6 KiB), on the heap: threads that never walk do not carry it.
+// Room for one walk, left uninitialized (8 KiB), on the heap: threads that never walk do not carry it.
 union PythonWalk {
   PythonWalk() {}
   PythonFrame frames[kMaxStackDepth];
 };
 thread_local std::unique_ptr<PythonWalk> t_walk __attribute__((tls_model("initial-exec")));
+// How many frames of t_walk the thread's last walk left there (the next walk reuses their lines).
+thread_local size_t t_walked __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace
 
@@ -68,7 +70,8 @@ void capture_mixed_stack(CapturedStack& out, size_t max_depth, PythonStacks& pyt
   bool one_frame_per_evaluation = python.layout().chain == python::FrameChain::kFrameObjects;
   size_t room = python_frames_room(native, native_cut, eval, one_frame_per_evaluation, max_depth);
   bool python_truncated = false;
-  size_t walked = python.walk(walk, room > 0 ? room : 1, &python_truncated);
+  size_t walked = python.walk(walk, room > 0 ? room : 1, &python_truncated, t_walked);
+  t_walked = walked;
   if (walked == 0) return;
   uintptr_t copy[kMaxStackDepth];
   std::copy(native.begin(), native.end(), copy);

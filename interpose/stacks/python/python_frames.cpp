@@ -65,13 +65,13 @@ bool PythonStacks::finalizing_elsewhere(const void* tstate) const {
   return finalizing && finalizing != tstate;
 }
 
-size_t PythonStacks::walk(PythonFrame* out, size_t max, bool* truncated) {
+size_t PythonStacks::walk(PythonFrame* out, size_t max, bool* truncated, size_t previous) {
   bool cut = false;
   size_t n = 0;
   const char* tstate = static_cast<const char*>(runtime_.this_thread_state());
   if (tstate && !finalizing_elsewhere(tstate)) {
-    n = layout().chain == FrameChain::kFrameObjects ? walk_frame_objects(tstate, out, max, &cut)
-                                                    : walk_interpreter_frames(tstate, out, max, &cut);
+    n = layout().chain == FrameChain::kFrameObjects ? walk_frame_objects(tstate, out, max, &cut, previous)
+                                                    : walk_interpreter_frames(tstate, out, max, &cut, previous);
   }
   if (truncated) *truncated = cut;
   return n;
@@ -79,7 +79,8 @@ size_t PythonStacks::walk(PythonFrame* out, size_t max, bool* truncated) {
 
 // 3.10: tstate->frame, then f_back. Every frame object is evaluated by its own _PyEval_EvalFrameDefault
 // call (generators included), and f_lasti is the current instruction's index (updated before each one).
-size_t PythonStacks::walk_frame_objects(const char* tstate, PythonFrame* out, size_t max, bool* truncated) {
+size_t PythonStacks::walk_frame_objects(const char* tstate, PythonFrame* out, size_t max, bool* truncated,
+                                        size_t previous) {
   const PythonLayout& l = layout();
   size_t n = 0;
   for (const char* frame = ptr_at(tstate, l.tstate_frame); frame; frame = ptr_at(frame, l.frame_previous)) {
@@ -90,7 +91,10 @@ size_t PythonStacks::walk_frame_objects(const char* tstate, PythonFrame* out, si
       break;
     }
     int32_t lasti = at<int32_t>(frame, l.frame_instr);
-    out[n++] = PythonFrame{code, line_of(code, lasti), lasti < 0 ? -1 : lasti, kFrameEntry};
+    uintptr_t linetable = 0;
+    int32_t line = line_of(code, lasti, n < previous ? &out[n] : nullptr, &linetable);
+    out[n] = PythonFrame{code, line, lasti < 0 ? -1 : lasti, kFrameEntry, linetable};
+    ++n;
   }
   return n;
 }
@@ -103,7 +107,8 @@ size_t PythonStacks::walk_frame_objects(const char* tstate, PythonFrame* out, si
 //    not yet at its RESUME, and 3.13+'s __init__ shim (the _Py_InitCleanup trampoline, owned by the
 //    thread, whose _co_firsttraceable is past its end).
 // 3.13+ f_executable may hold a non-code object; such frames are skipped too.
-size_t PythonStacks::walk_interpreter_frames(const char* tstate, PythonFrame* out, size_t max, bool* truncated) {
+size_t PythonStacks::walk_interpreter_frames(const char* tstate, PythonFrame* out, size_t max, bool* truncated,
+                                             size_t previous) {
   const PythonLayout& l = layout();
   const char* frame = ptr_at(tstate, l.tstate_frame);
   if (l.cframe_current_frame != kNoField && frame) frame = ptr_at(frame, l.cframe_current_frame);
@@ -129,14 +134,18 @@ size_t PythonStacks::walk_interpreter_frames(const char* tstate, PythonFrame* ou
       break;
     }
     uint32_t flags = l.frame_is_entry != kNoField && at<uint8_t>(frame, l.frame_is_entry) ? kFrameEntry : 0;
-    int32_t line = line_of(code, lasti);
-    out[n++] = PythonFrame{code, line, lasti < 0 ? -1 : static_cast<int32_t>(lasti), flags};
+    uintptr_t linetable = 0;
+    int32_t line = line_of(code, lasti, n < previous ? &out[n] : nullptr, &linetable);
+    out[n] = PythonFrame{code, line, lasti < 0 ? -1 : static_cast<int32_t>(lasti), flags, linetable};
+    ++n;
     inner_emitted = true;
   }
   return n;
 }
 
-int32_t PythonStacks::line_of(const char* code, int64_t lasti) {
+// `previous`, when given, is the frame found at this place by the thread's last walk: the same key as the
+// line cache's (code object, line table, instruction) gives the same line without a lookup.
+int32_t PythonStacks::line_of(const char* code, int64_t lasti, const PythonFrame* previous, uintptr_t* linetable_out) {
   const PythonLayout& l = layout();
   if (lasti < 0) return at<int32_t>(code, l.code_firstlineno);  // what PyCode_Addr2Line answers too
   if (l.code_units != kNoField && lasti >= at<int64_t>(code, l.code_units)) return -1;
@@ -144,6 +153,9 @@ int32_t PythonStacks::line_of(const char* code, int64_t lasti) {
   auto lasti32 = static_cast<int32_t>(lasti);
   auto key = reinterpret_cast<uintptr_t>(code);
   uintptr_t linetable = at<uintptr_t>(code, l.code_linetable);
+  *linetable_out = linetable;
+  if (previous && previous->linetable == linetable && previous->code == code && previous->lasti == lasti32)
+    return previous->line;
   int32_t line;
   if (lines_.lookup(key, linetable, lasti32, &line)) return line;
   line = runtime_.addr2line(const_cast<char*>(code), lasti32 * 2);  // the argument is a byte offset

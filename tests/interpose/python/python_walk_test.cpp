@@ -84,6 +84,8 @@ class FakeInterpreter {
     if (l_.frame_is_entry != kNoField) set(f, l_.frame_is_entry, static_cast<uint8_t>(is_entry));
     return f;
   }
+  // Another line table for `code`, as a successor allocated at its address would have.
+  void replace_line_table(char* code) { set(code, l_.code_linetable, block()); }
   // The frame _PyEval_EvalFrameDefault pushes below the first frame it evaluates (3.12+).
   char* entry_frame() {
     char* f = block();
@@ -283,6 +285,34 @@ TEST(FrameObjects310, EveryFrameIsAnEvaluation) {
   auto one = py.walk(1);
   EXPECT_EQ(one.frames.size(), 1u);
   EXPECT_TRUE(one.truncated);
+}
+
+// A walk into the buffer of the thread's last walk takes the lines of the frames that did not change from
+// there, and resolves the others (another instruction, another line table) as usual.
+TEST(RepeatedWalks, ReuseTheLinesOfUnchangedFrames) {
+  for (unsigned minor : {10u, 11u, 12u, 13u, 14u}) {
+    SCOPED_TRACE("3." + std::to_string(minor));
+    FakeInterpreter py(minor);
+    char* f = py.code("f", 20);
+    char* g = py.code("g", 30);
+    std::vector<PythonFrame> buffer(8);
+    auto walk = [&](size_t previous) {
+      size_t n = py.stacks().walk(buffer.data(), buffer.size(), nullptr, previous);
+      return std::vector<PythonFrame>(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(n));
+    };
+    py.chain({py.frame(f, 3), py.frame(g, 5)});
+    EXPECT_EQ(lines(walk(0)), (std::vector<int32_t>{1003, 1005}));
+    EXPECT_EQ(g_addr2line_calls, 2);
+    EXPECT_EQ(lines(walk(2)), (std::vector<int32_t>{1003, 1005}));
+    EXPECT_EQ(g_addr2line_calls, 2);
+    py.chain({py.frame(f, 4), py.frame(g, 5)});
+    py.replace_line_table(g);
+    EXPECT_EQ(lines(walk(2)), (std::vector<int32_t>{1004, 1005}));
+    EXPECT_EQ(g_addr2line_calls, 4);  // neither the reused frames nor the line cache answered
+    py.chain({py.frame(g, 5), py.frame(f, 4), py.frame(f, 4)});
+    EXPECT_EQ(lines(walk(2)), (std::vector<int32_t>{1005, 1004, 1004}));
+    EXPECT_EQ(g_addr2line_calls, 4);  // moved frames: from the line cache
+  }
 }
 
 }  // namespace
