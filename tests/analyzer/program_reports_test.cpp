@@ -10,6 +10,7 @@
 #include "analyzer/report/oom_diagnosis.h"
 #include "analyzer/symbolize/symbolizer.h"
 #include "tests/analyzer/report_helpers.h"
+#include "tests/support/source_lines.h"
 #include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
@@ -18,14 +19,7 @@ namespace {
 constexpr uint64_t kMiB = 1 << 20;
 
 // The line of the source file that holds `marker`.
-uint32_t line_of(const std::string& marker) {
-  std::ifstream in(KNOWN_WORKLOAD_SOURCE);
-  std::string line;
-  for (uint32_t number = 1; std::getline(in, line); ++number)
-    if (line.find(marker) != std::string::npos) return number;
-  ADD_FAILURE() << marker << " is not in " << KNOWN_WORKLOAD_SOURCE;
-  return 0;
-}
+uint32_t line_of(const std::string& marker) { return line_containing(KNOWN_WORKLOAD_SOURCE, marker); }
 
 struct TracedAnalysis {
   TracedRun run;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/support/python_interpreters.h"
+#include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
 
@@ -18,14 +19,7 @@ namespace {
 using Json = nlohmann::json;
 
 // The line of the example that holds `text`.
-uint32_t example_line(const std::string& text) {
-  std::ifstream in(PYTHON_TRAIN_LOOP);
-  std::string line;
-  for (uint32_t number = 1; std::getline(in, line); ++number)
-    if (line.find(text) != std::string::npos) return number;
-  ADD_FAILURE() << text << " is not in " << PYTHON_TRAIN_LOOP;
-  return 0;
-}
+uint32_t example_line(const std::string& text) { return line_containing(PYTHON_TRAIN_LOOP, text); }
 
 class PythonReports : public testing::TestWithParam<unsigned> {
  protected:

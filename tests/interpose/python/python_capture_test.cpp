@@ -16,6 +16,7 @@
 #include "analyzer/replay/stack_table.h"
 #include "analyzer/symbolize/symbolizer.h"
 #include "tests/support/python_interpreters.h"
+#include "tests/support/source_lines.h"
 #include "tests/support/traced_run.h"
 #include "trace/reader/reader.h"
 
@@ -30,12 +31,8 @@ const std::string kScript = GMT_PYTHON_SCRIPTS "/capture_scenarios.py";
 
 // The line of `# <site:NAME>` in the script.
 int site(const std::string& name) {
-  std::ifstream in(kScript);
-  std::string text;
-  for (int line = 1; std::getline(in, text); ++line)
-    if (text.find("# <site:" + name + ">") != std::string::npos) return line;
-  ADD_FAILURE() << "no site " << name << " in " << kScript;
-  return -1;
+  uint32_t line = line_containing(kScript, "# <site:" + name + ">");
+  return line ? static_cast<int>(line) : -1;
 }
 
 struct TracedAllocation {
