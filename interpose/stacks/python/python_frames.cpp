@@ -91,9 +91,9 @@ size_t PythonStacks::walk_frame_objects(const char* tstate, PythonFrame* out, si
       break;
     }
     int32_t lasti = at<int32_t>(frame, l.frame_instr);
-    uintptr_t linetable = 0;
-    int32_t line = line_of(code, lasti, n < previous ? &out[n] : nullptr, &linetable);
-    out[n] = PythonFrame{code, line, lasti < 0 ? -1 : lasti, kFrameEntry, linetable};
+    LineKey key;
+    int32_t line = line_of(code, lasti, n < previous ? &out[n] : nullptr, &key);
+    out[n] = PythonFrame{code, line, lasti < 0 ? -1 : lasti, kFrameEntry, key};
     ++n;
   }
   return n;
@@ -134,9 +134,9 @@ size_t PythonStacks::walk_interpreter_frames(const char* tstate, PythonFrame* ou
       break;
     }
     uint32_t flags = l.frame_is_entry != kNoField && at<uint8_t>(frame, l.frame_is_entry) ? kFrameEntry : 0;
-    uintptr_t linetable = 0;
-    int32_t line = line_of(code, lasti, n < previous ? &out[n] : nullptr, &linetable);
-    out[n] = PythonFrame{code, line, lasti < 0 ? -1 : static_cast<int32_t>(lasti), flags, linetable};
+    LineKey key;
+    int32_t line = line_of(code, lasti, n < previous ? &out[n] : nullptr, &key);
+    out[n] = PythonFrame{code, line, lasti < 0 ? -1 : static_cast<int32_t>(lasti), flags, key};
     ++n;
     inner_emitted = true;
   }
@@ -144,22 +144,21 @@ size_t PythonStacks::walk_interpreter_frames(const char* tstate, PythonFrame* ou
 }
 
 // `previous`, when given, is the frame found at this place by the thread's last walk: the same key as the
-// line cache's (code object, line table, instruction) gives the same line without a lookup.
-int32_t PythonStacks::line_of(const char* code, int64_t lasti, const PythonFrame* previous, uintptr_t* linetable_out) {
+// line cache's gives the same line without a lookup.
+int32_t PythonStacks::line_of(const char* code, int64_t lasti, const PythonFrame* previous, LineKey* key_out) {
   const PythonLayout& l = layout();
-  if (lasti < 0) return at<int32_t>(code, l.code_firstlineno);  // what PyCode_Addr2Line answers too
+  int32_t first_line = at<int32_t>(code, l.code_firstlineno);
+  if (lasti < 0) return first_line;  // what PyCode_Addr2Line answers too
   if (l.code_units != kNoField && lasti >= at<int64_t>(code, l.code_units)) return -1;
   if (lasti > INT32_MAX / 2) return -1;
-  auto lasti32 = static_cast<int32_t>(lasti);
-  auto key = reinterpret_cast<uintptr_t>(code);
-  uintptr_t linetable = at<uintptr_t>(code, l.code_linetable);
-  *linetable_out = linetable;
-  if (previous && previous->linetable == linetable && previous->code == code && previous->lasti == lasti32)
-    return previous->line;
+  LineKey key{reinterpret_cast<uintptr_t>(code), at<uintptr_t>(code, l.code_linetable), first_line,
+              static_cast<int32_t>(lasti)};
+  *key_out = key;
+  if (previous && previous->line_key == key) return previous->line;
   int32_t line;
-  if (lines_.lookup(key, linetable, lasti32, &line)) return line;
-  line = runtime_.addr2line(const_cast<char*>(code), lasti32 * 2);  // the argument is a byte offset
-  lines_.store(key, linetable, lasti32, line);
+  if (lines_.lookup(key, &line)) return line;
+  line = runtime_.addr2line(const_cast<char*>(code), key.lasti * 2);  // the argument is a byte offset
+  lines_.store(key, line);
   return line;
 }
 

@@ -32,7 +32,7 @@ struct PythonFrame {
   int32_t lasti = -1;          // the instruction as CPython counts it for lines (f_lasti, 3.11+
                                // _PyInterpreterFrame_LASTI), in code units; -1 before the first
   uint32_t flags = 0;          // kFrameEntry
-  uintptr_t linetable = 0;     // the code object's line table when `line` was looked up in it, else 0
+  LineKey line_key;            // what `line` was looked up by (code 0 when it was not)
 };
 
 // What tells two code objects apart when one may have been freed and another allocated at its address.
@@ -75,9 +75,9 @@ class PythonStacks {
   // whether more exist (the outermost are dropped). 0 frames for a thread Python never saw, and for any
   // thread but the finalizing one once interpreter finalization has begun.
   // `previous`: how many frames `out` already holds from this thread's last walk into it. A frame found
-  // at the same place with the same code object, line table and instruction takes its line from there
-  // instead of the line cache (the line cache's key, so the line it would give); a steady loop looks up
-  // no line at all.
+  // at the same place with the same line key (code object, line table, first line, instruction) takes
+  // its line from there instead of the line cache (the line cache's key, so the line it would give); a
+  // steady loop looks up no line at all.
   size_t walk(PythonFrame* out, size_t max, bool* truncated = nullptr, size_t previous = 0);
 
   // The code object's names and first line. Call it while the code object is known alive: during the
@@ -95,8 +95,8 @@ class PythonStacks {
   size_t walk_frame_objects(const char* tstate, PythonFrame* out, size_t max, bool* truncated, size_t previous);
   size_t walk_interpreter_frames(const char* tstate, PythonFrame* out, size_t max, bool* truncated,
                                  size_t previous);
-  // The frame's line, and in `*linetable` the line table it was looked up in (0 if none was).
-  int32_t line_of(const char* code, int64_t lasti, const PythonFrame* previous, uintptr_t* linetable);
+  // The frame's line, and in `*key` what it was looked up by (code 0 if it was not).
+  int32_t line_of(const char* code, int64_t lasti, const PythonFrame* previous, LineKey* key);
 
   PythonRuntime runtime_;
   LineCache lines_;

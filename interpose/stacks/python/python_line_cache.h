@@ -5,9 +5,12 @@
 // that races a writer misses and resolves again; a writer that finds the slot being written skips the
 // store. Nothing allocates, nothing blocks, so hooks on any thread may use it at once.
 //
-// The key includes the line table's address as well as the code object's: a code object freed and
-// another allocated at its address will almost always have a line table elsewhere (see
-// python_frames.h, same_code), so its instructions do not inherit the old object's lines.
+// A line is a function of the line table's bytes, the code object's first line (the table holds deltas
+// from it) and the instruction. The key holds the code object's and the line table's addresses and the
+// first line: a code object freed and another allocated at its address (with its line table reborn at the
+// old table's address too, as CPython's allocator does for same-sized objects) is told apart by its first
+// line, and otherwise has the same lines unless its table's bytes differ at the same address and length,
+// which the key cannot see (see python_frames.h, same_code).
 #pragma once
 
 #include <atomic>
@@ -16,14 +19,22 @@
 
 namespace gpumemtrace::interpose::python {
 
+struct LineKey {
+  uintptr_t code = 0;  // 0: no key
+  uintptr_t linetable = 0;
+  int32_t first_line = 0;
+  int32_t lasti = 0;
+  bool operator==(const LineKey&) const = default;
+};
+
 class LineCache {
  public:
   static constexpr unsigned kSlotBits = 12;  // 4096 slots of 32 bytes
   static constexpr size_t kSlots = size_t{1} << kSlotBits;
 
-  // True and `*line` set when (code, linetable, lasti) is cached.
-  bool lookup(uintptr_t code, uintptr_t linetable, int32_t lasti, int32_t* line) const;
-  void store(uintptr_t code, uintptr_t linetable, int32_t lasti, int32_t line);
+  // True and `*line` set when `key` is cached.
+  bool lookup(const LineKey& key, int32_t* line) const;
+  void store(const LineKey& key, int32_t line);
   void clear();
 
  private:
@@ -31,10 +42,11 @@ class LineCache {
     std::atomic<uint32_t> seq{0};
     std::atomic<int32_t> lasti{0};
     std::atomic<int32_t> line{0};
+    std::atomic<int32_t> first_line{0};
     std::atomic<uintptr_t> code{0};  // 0: empty
     std::atomic<uintptr_t> linetable{0};
   };
-  static size_t index(uintptr_t code, int32_t lasti);
+  static size_t index(const LineKey& key);
 
   Slot slots_[kSlots];
 };

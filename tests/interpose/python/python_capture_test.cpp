@@ -180,6 +180,19 @@ TEST_P(PythonCapture, InnermostPythonFrameIsTheAllocatingLine) {
   EXPECT_GE(trace.python_codes, 3u);
 }
 
+TEST_P(PythonCapture, CodeRebornAtTheSameAddressHasItsOwnLine) {
+  SymbolizedTrace trace = traced("reborn_code");
+  for (int i = 0; i < 16; ++i) {
+    const TracedAllocation& a = only(trace, static_cast<uint64_t>(i + 1) * 1024);
+    std::vector<Frame> python = python_frames(a.frames);
+    ASSERT_GE(python.size(), 2u) << describe(a.frames);
+    expect_frame(python[0], "allocated", site("allocated"));
+    EXPECT_EQ(python[1].function, "reborn");
+    EXPECT_EQ(python[1].file, "<reborn>");
+    EXPECT_EQ(python[1].line, static_cast<uint32_t>(i + 2)) << "function " << i;
+  }
+}
+
 TEST_P(PythonCapture, TemporaryAndAccumulatingListHaveTheirOwnStacks) {
   SymbolizedTrace trace = traced("temp_and_history");
   std::vector<const TracedAllocation*> scratch = trace.of_size(1 * kMiB), history = trace.of_size(2 * kMiB);

@@ -1,4 +1,4 @@
-// The line cache: hits only for the exact (code, line table, instruction), and under concurrent use a hit
+// The line cache: hits only for the exact (code, line table, first line, instruction), and under concurrent use a hit
 // is never a torn or foreign value.
 #include <gtest/gtest.h>
 
@@ -15,15 +15,17 @@ namespace {
 TEST(LineCache, HitsOnlyTheExactKey) {
   auto cache = std::make_unique<LineCache>();
   int32_t line = 0;
-  EXPECT_FALSE(cache->lookup(0x1000, 0x2000, 7, &line));
-  cache->store(0x1000, 0x2000, 7, 42);
-  ASSERT_TRUE(cache->lookup(0x1000, 0x2000, 7, &line));
+  const LineKey key{0x1000, 0x2000, 10, 7};
+  EXPECT_FALSE(cache->lookup(key, &line));
+  cache->store(key, 42);
+  ASSERT_TRUE(cache->lookup(key, &line));
   EXPECT_EQ(line, 42);
-  EXPECT_FALSE(cache->lookup(0x1000, 0x2000, 8, &line));
-  EXPECT_FALSE(cache->lookup(0x1000, 0x3000, 7, &line));  // a code object reborn at the same address
-  EXPECT_FALSE(cache->lookup(0x1010, 0x2000, 7, &line));
+  EXPECT_FALSE(cache->lookup({0x1000, 0x2000, 10, 8}, &line));
+  EXPECT_FALSE(cache->lookup({0x1000, 0x3000, 10, 7}, &line));  // a code object reborn at the same address
+  EXPECT_FALSE(cache->lookup({0x1000, 0x2000, 11, 7}, &line));  // ... with its line table there too
+  EXPECT_FALSE(cache->lookup({0x1010, 0x2000, 10, 7}, &line));
   cache->clear();
-  EXPECT_FALSE(cache->lookup(0x1000, 0x2000, 7, &line));
+  EXPECT_FALSE(cache->lookup(key, &line));
 }
 
 TEST(LineCache, ConcurrentHitsAreConsistent) {
@@ -38,11 +40,11 @@ TEST(LineCache, ConcurrentHitsAreConsistent) {
         uintptr_t code = 0x10000 + 16 * static_cast<uintptr_t>((i * 7 + t) % 20000);
         int32_t lasti = (i + t) % 50;
         int32_t line;
-        if (cache->lookup(code, code + 8, lasti, &line)) {
+        if (cache->lookup({code, code + 8, 1, lasti}, &line)) {
           hits.fetch_add(1, std::memory_order_relaxed);
           if (line != line_for(code, lasti)) wrong.fetch_add(1, std::memory_order_relaxed);
         } else {
-          cache->store(code, code + 8, lasti, line_for(code, lasti));
+          cache->store({code, code + 8, 1, lasti}, line_for(code, lasti));
         }
       }
     });

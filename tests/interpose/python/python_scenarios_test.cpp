@@ -17,7 +17,7 @@ namespace {
 const char* const kScenarios[] = {
     "known_function", "traced",        "method",        "generator",       "async",
     "thread",         "fork_child",    "deep_recursion", "callback",       "unicode",
-    "identity",       "native_thread", "finalize_daemon", "bench",
+    "identity",       "native_thread", "finalize_daemon", "bench",         "reborn_code",
 };
 
 class PythonScenario : public testing::TestWithParam<std::tuple<unsigned, const char*>> {};

@@ -20,7 +20,7 @@ constexpr uintptr_t P(size_t i) { return pending_python_frame(i); }
 
 std::vector<PythonFrame> walk(std::initializer_list<bool> entries) {
   std::vector<PythonFrame> frames;
-  for (bool entry : entries) frames.push_back(PythonFrame{nullptr, 1, 0, entry ? kFrameEntry : 0});
+  for (bool entry : entries) frames.push_back(PythonFrame{nullptr, 1, 0, entry ? kFrameEntry : 0, python::LineKey{}});
   return frames;
 }
 

@@ -186,6 +186,28 @@ def scenario_fork_child():
     check(process.exitcode == 0, "child exit code %r" % process.exitcode)
 
 
+# --- code objects freed and others born at their addresses ---------------------------------------------
+
+def scenario_reborn_code():
+    """16 functions compiled, called and freed one after another, each allocating (i + 1) KiB: CPython puts
+    each code object and its line table where the last ones were. They have the same bytecode but start on
+    different lines, so the allocation of (i + 1) KiB must be at line i + 2 of "<reborn>"."""
+    import gc
+    for i in range(16):
+        source = "%sdef reborn(size):\n    return freed(allocated(size))\n" % ("\n" * i)
+        namespace = {"freed": freed, "allocated": allocated}
+        exec(compile(source, "<reborn>", "exec"), namespace)
+        namespace["reborn"]((i + 1) * 1024)
+        del namespace
+        gc.collect()
+
+
+def allocated(size):
+    pointer = ctypes.c_void_p()
+    check(RT.cudaMalloc(ctypes.byref(pointer), size) == 0, "cudaMalloc failed")  # <site:allocated>
+    return pointer
+
+
 if __name__ == "__main__":
     globals()["scenario_" + sys.argv[2]]()
     print("ok " + sys.argv[2])

@@ -413,6 +413,24 @@ def scenario_native_thread():
     check(count == 0, "a thread Python never saw has %d frames" % count)
 
 
+# --- code objects freed and others born at their addresses --------------------------------------------
+
+def scenario_reborn_code():
+    """16 functions, each compiled, called and freed before the next: CPython's allocator puts the next code
+    object (and its line table) where the last one was, so a line cached for the old object must not be
+    taken for the new one. The functions have the same bytecode (the walk is at the same instruction) but
+    start on different lines, so only the line tells them apart."""
+    import gc
+    for i in range(16):
+        source = "%sdef reborn():\n    return walk()\n" % ("\n" * i)
+        namespace = {"walk": walk}
+        exec(compile(source, "<reborn>", "exec"), namespace)
+        frames = namespace["reborn"]()
+        expect_frame(frames[1], "reborn", i + 2, file="<reborn>")
+        del namespace, frames
+        gc.collect()
+
+
 # --- interpreter finalization while a daemon thread walks ----------------------------------------------
 
 def daemon_body(started):
