@@ -29,6 +29,13 @@ echo
 "$gpumemtrace" summary "$out/train_loop.trace"
 
 echo
+echo "demo: the loop marks its phases with NVTX ranges; five steps of it, by phase"
+echo "demo: gpumemtrace run -o $out/train_loop_5.trace ${device[*]} -- train_loop --steps 5"
+"$gpumemtrace" run -o "$out/train_loop_5.trace" "${device[@]}" -- "$example" --steps 5
+echo
+"$gpumemtrace" phases --top 1 "$out/train_loop_5.trace"
+
+echo
 echo "demo: the same loop with a batch too large for the device"
 echo "demo: gpumemtrace run -o $out/train_loop_oom.trace ${device[*]} -- train_loop --batch 8192"
 set +e
@@ -41,6 +48,21 @@ if [ "$status" -eq 0 ]; then
 fi
 echo
 "$gpumemtrace" oom "$out/train_loop_oom.trace"
+
+echo
+echo "demo: the loop with sequence lengths that change every step, keeping each step's output: its caching"
+echo "demo: allocator fragments until a request fails although the cache holds enough free memory"
+echo "demo: gpumemtrace run -o $out/train_loop_fragment.trace ${device[*]} -- train_loop --fragment"
+set +e
+"$gpumemtrace" run -o "$out/train_loop_fragment.trace" "${device[@]}" -- "$example" --fragment
+status=$?
+set -e
+if [ "$status" -eq 0 ]; then
+  echo "demo: expected the fragmenting loop to run out of memory, but it did not" >&2
+  exit 1
+fi
+echo
+"$gpumemtrace" oom "$out/train_loop_fragment.trace"
 
 echo
 if command -v python3 >/dev/null; then

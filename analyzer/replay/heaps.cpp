@@ -92,13 +92,13 @@ void HeapTracker::remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator blo
 
 void HeapTracker::on(const trace::SubAlloc& alloc) {
   if (alloc.heap == 0) {
-    loose_[alloc.address] = alloc.size;
+    loose_[alloc.address] = HeapBlock{alloc.size, alloc.reserved, {}};
     loose_blocks_ = loose_.size();
     return;
   }
   Heap& heap = find_or_add(alloc.heap);
   if (auto it = heap.blocks.find(alloc.address); it != heap.blocks.end()) remove(heap, it);  // replaced
-  HeapBlock block{alloc.size, alloc.reserved};
+  HeapBlock block{alloc.size, alloc.reserved, {}};
   heap.blocks.emplace(alloc.address, block);
   heap.allocated_bytes += block.size;
   heap.internal_bytes += block.footprint() - block.size;
@@ -122,6 +122,34 @@ void HeapTracker::on(const trace::SubFree& free) {
     return;
   }
   remove(heap, it);
+}
+
+void HeapTracker::on(const trace::SubName& name) {
+  HeapBlock* block = nullptr;
+  if (name.heap == 0) {
+    auto it = loose_.find(name.address);
+    if (it != loose_.end()) block = &it->second;
+  } else if (Heap* heap = find(name.heap)) {
+    auto it = heap->blocks.find(name.address);
+    if (it != heap->blocks.end()) block = &it->second;
+  }
+  if (!block) {
+    ++inconsistencies_.unknown_blocks;
+    return;
+  }
+  block->name = name.name;
+}
+
+const HeapBlock* HeapTracker::block(uint64_t heap, uint64_t address) const {
+  if (heap == 0) {
+    auto it = loose_.find(address);
+    return it == loose_.end() ? nullptr : &it->second;
+  }
+  auto index = index_.find(heap);
+  if (index == index_.end()) return nullptr;
+  const auto& blocks = heaps_[index->second].blocks;
+  auto it = blocks.find(address);
+  return it == blocks.end() ? nullptr : &it->second;
 }
 
 HeapsAtFailure HeapTracker::at_failure(int32_t device) const {

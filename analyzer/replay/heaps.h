@@ -1,5 +1,5 @@
 // Sub-allocator heaps in the replay (docs/reports.md, "Fragmentation"): each heap's memory and the blocks a
-// program's own allocator handed out in it (HeapCreate, SubAlloc, SubFree, HeapReset, HeapDestroy).
+// program's own allocator handed out in it (HeapCreate, SubAlloc, SubFree, SubName, HeapReset, HeapDestroy).
 //
 // For a heap whose memory is [base, base+reserved):
 //   allocated  the bytes asked for by its live blocks;
@@ -26,6 +26,7 @@ namespace gpumemtrace::replay {
 struct HeapBlock {
   uint64_t size = 0;      // asked for
   uint64_t reserved = 0;  // set aside for it; 0: not said
+  std::string name;       // what it holds (SubName); empty: not said
   uint64_t footprint() const { return reserved > size ? reserved : size; }
 };
 
@@ -75,7 +76,7 @@ struct HeapsAtFailure {
 // Records that do not add up, counted and otherwise ignored.
 struct HeapInconsistencies {
   uint64_t unknown_heaps = 0;   // a record of a heap never created (kept as a heap of unknown memory)
-  uint64_t unknown_blocks = 0;  // a SubFree of no live block of the heap
+  uint64_t unknown_blocks = 0;  // a SubFree or SubName of no live block of the heap
 };
 
 class HeapTracker {
@@ -89,9 +90,12 @@ class HeapTracker {
   void on(const trace::HeapReset& reset);
   void on(const trace::SubAlloc& alloc);
   void on(const trace::SubFree& free);
+  void on(const trace::SubName& name);
 
   // The heaps in the order they were created (heap 0, the blocks of no heap, is not one of them).
   const std::vector<Heap>& heaps() const { return heaps_; }
+  // The live block at `address` in `heap` (0: the blocks of no heap), or nullptr.
+  const HeapBlock* block(uint64_t heap, uint64_t address) const;
   HeapsAtFailure at_failure(int32_t device) const;
   uint64_t loose_blocks() const { return loose_blocks_; }  // live blocks of no heap
   const HeapInconsistencies& inconsistencies() const { return inconsistencies_; }
@@ -104,7 +108,7 @@ class HeapTracker {
 
   std::vector<Heap> heaps_;
   std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_
-  std::unordered_map<uint64_t, uint64_t> loose_;  // address -> size, for heap 0
+  std::unordered_map<uint64_t, HeapBlock> loose_;  // the live blocks of heap 0, by address
   uint64_t loose_blocks_ = 0;
   uint32_t window_ = 0;
   HeapInconsistencies inconsistencies_;

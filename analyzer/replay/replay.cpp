@@ -70,7 +70,7 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
                  },
-                 trace::handle<trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree>(
+                 trace::handle<trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree, trace::SubName>(
                      [&](const auto& r) {
                        on_event(r.time_ns);
                        heaps_.at_window(timeline_clock_.window());

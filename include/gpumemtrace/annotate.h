@@ -14,6 +14,7 @@
  *
  *   gmt_heap h = gmt_heap_create("small", device, segment, segment_size);  // 0 without the tracer
  *   gmt_suballoc(h, block, asked, rounded);   // a block: the size asked, and the size set aside for it
+ *   gmt_suballoc_name(h, block, "activations");  // what the block holds (optional)
  *   gmt_subfree(h, block);                     // the block goes back to the heap
  *   gmt_heap_reset(h);                         // every block of the heap is free
  *   gmt_heap_destroy(h);                       // the heap's memory goes back
@@ -48,6 +49,7 @@ typedef gmt_heap (*gmt_detail_heap_create_fn)(const char*, int, const void*, siz
 typedef void (*gmt_detail_heap_fn)(gmt_heap);
 typedef void (*gmt_detail_suballoc_fn)(gmt_heap, const void*, size_t, size_t);
 typedef void (*gmt_detail_subfree_fn)(gmt_heap, const void*);
+typedef void (*gmt_detail_suballoc_name_fn)(gmt_heap, const void*, const char*);
 #define GMT_DETAIL_ENTRY(type, name)                                  \
   static void* gmt_detail_cache_##name = &gmt_detail_cache_##name; \
   type entry = (type)gmt_detail_entry(&gmt_detail_cache_##name, "gpumemtrace_" #name)
@@ -88,6 +90,13 @@ static inline void gmt_heap_reset(gmt_heap heap) {
 static inline void gmt_suballoc(gmt_heap heap, const void* block, size_t size, size_t reserved) {
   GMT_DETAIL_ENTRY(gmt_detail_suballoc_fn, suballoc);
   if (entry) entry(heap, block, size, reserved);
+}
+
+/* The live block at `block` in `heap` holds `name` (copied): what it is for, until it is freed or named
+ * again. */
+static inline void gmt_suballoc_name(gmt_heap heap, const void* block, const char* name) {
+  GMT_DETAIL_ENTRY(gmt_detail_suballoc_name_fn, suballoc_name);
+  if (entry) entry(heap, block, name);
 }
 
 /* The block at `block` goes back to `heap`. */

@@ -63,6 +63,7 @@ enum class Token : uint8_t {
   HeapReset = 0x28,       // every block of the heap is freed at once
   SubAlloc = 0x29,        // a block sub-allocated from a heap
   SubFree = 0x2A,         // a block returned to its heap
+  SubName = 0x2B,         // a live block's name (what it holds)
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };

@@ -585,6 +585,22 @@ struct SubFree : Event {
   bool operator==(const SubFree&) const = default;
 };
 
+// The block at `address` in `heap` is named `name` (what it holds), until it is freed or named again.
+struct SubName : Event {
+  static constexpr Token kToken = Token::SubName;
+  static constexpr std::string_view kName = "sub-name";
+  uint64_t heap = 0;
+  uint64_t address = 0;
+  std::string_view name;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+    f.u("address", r.address, As::Address);
+    f.str("name", r.name);
+  }
+  bool operator==(const SubName&) const = default;
+};
+
 // The process ended normally. It has a time but is not an event itself.
 struct End : Event {
   static constexpr Token kToken = Token::End;
@@ -623,7 +639,7 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
-                            SubFree>;
+                            SubFree, SubName>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

@@ -30,3 +30,7 @@ GMT_EXPORT void gpumemtrace_suballoc(uint64_t heap, const void* block, size_t si
 GMT_EXPORT void gpumemtrace_subfree(uint64_t heap, const void* block) {
   heaps::subfree(heap, reinterpret_cast<uintptr_t>(block));
 }
+
+GMT_EXPORT void gpumemtrace_suballoc_name(uint64_t heap, const void* block, const char* name) {
+  heaps::name(heap, reinterpret_cast<uintptr_t>(block), name ? name : "");
+}

@@ -33,4 +33,8 @@ void suballoc(uint64_t heap, uint64_t address, uint64_t size, uint64_t reserved)
 
 void subfree(uint64_t heap, uint64_t address) { record_if_traced(trace::SubFree{{}, heap, address}); }
 
+void name(uint64_t heap, uint64_t address, std::string_view name) {
+  record_if_traced(trace::SubName{{}, heap, address, name});
+}
+
 }  // namespace gpumemtrace::interpose::heaps

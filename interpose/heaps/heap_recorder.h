@@ -17,5 +17,7 @@ void reset(uint64_t heap);
 // calling thread's stack.
 void suballoc(uint64_t heap, uint64_t address, uint64_t size, uint64_t reserved);
 void subfree(uint64_t heap, uint64_t address);
+// The live block at `address` in `heap` holds `name` (what it is for).
+void name(uint64_t heap, uint64_t address, std::string_view name);
 
 }  // namespace gpumemtrace::interpose::heaps

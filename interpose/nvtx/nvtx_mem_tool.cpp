@@ -132,6 +132,17 @@ void NVTX_API regions_unregister(nvtxDomainHandle_t, const nvtxMemRegionsUnregis
   }
 }
 
+void NVTX_API regions_name(nvtxDomainHandle_t, const nvtxMemRegionsNameBatch_t* batch) {
+  if (!batch || !batch->regionElements) return;
+  for (size_t i = 0; i < batch->regionCount; ++i) {
+    const auto& desc = element<nvtxMemRegionNameDesc_t>(batch->regionElements, batch->regionElementSize, i);
+    if (desc.regionRefType != NVTX_MEM_REGION_REF_TYPE_POINTER && desc.regionRefType != NVTX_MEM_REGION_REF_TYPE_HANDLE)
+      continue;
+    uint64_t address = address_of(desc.region.pointer);  // a handle is the region's address
+    heaps::name(regions().heap_of(address), address, message_text(static_cast<int32_t>(desc.nameType), desc.name));
+  }
+}
+
 }  // namespace
 
 }  // namespace gpumemtrace::interpose::nvtx
@@ -139,7 +150,7 @@ void NVTX_API regions_unregister(nvtxDomainHandle_t, const nvtxMemRegionsUnregis
 using namespace gpumemtrace::interpose::nvtx;
 
 // Called once per NVTX extension module the program uses; handles the memory extension's core calls (heaps
-// and regions) and declines the other modules (0: NVTX makes their calls no-ops).
+// and regions, their names) and declines the other modules (0: NVTX makes their calls no-ops).
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module) {
   if (!module || module->moduleId != NVTX_EXT_MODULEID_MEM || module->compatId != NVTX_EXT_COMPATID_MEM ||
       module->segmentsCount < 1 || !module->segments)
@@ -155,5 +166,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExt
   fill(NVTX3EXT_CBID_nvtxMemRegionsRegister, regions_register);
   fill(NVTX3EXT_CBID_nvtxMemRegionsResize, regions_resize);
   fill(NVTX3EXT_CBID_nvtxMemRegionsUnregister, regions_unregister);
+  fill(NVTX3EXT_CBID_nvtxMemRegionsName, regions_name);
   return 1;
 }

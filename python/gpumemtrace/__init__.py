@@ -14,6 +14,7 @@ ints, as from ``ctypes.c_void_p(...).value`` or ``tensor.data_ptr()``):
 
     heap = gpumemtrace.heap_create("small", device=0, base=segment, size=2 << 20)   # 0 without the tracer
     gpumemtrace.suballoc(heap, block, 1000, reserved=1024)
+    gpumemtrace.suballoc_name(heap, block, "activations")                       # what it holds
     gpumemtrace.subfree(heap, block)
 
 Pure Python (ctypes).
@@ -23,7 +24,7 @@ import contextlib
 import ctypes
 
 __all__ = ["active", "phase", "phase_push", "phase_pop", "heap_create", "heap_destroy", "heap_reset", "suballoc",
-           "subfree"]
+           "suballoc_name", "subfree"]
 
 
 def _entry(name, argtypes, restype=None):
@@ -45,6 +46,7 @@ _heap_destroy = _entry("gpumemtrace_heap_destroy", [ctypes.c_uint64])
 _heap_reset = _entry("gpumemtrace_heap_reset", [ctypes.c_uint64])
 _suballoc = _entry("gpumemtrace_suballoc", [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t])
 _subfree = _entry("gpumemtrace_subfree", [ctypes.c_uint64, ctypes.c_void_p])
+_suballoc_name = _entry("gpumemtrace_suballoc_name", [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_char_p])
 
 
 def active():
@@ -107,6 +109,13 @@ def suballoc(heap, block, size, reserved=0):
     stack."""
     if _suballoc is not None:
         _suballoc(heap, block or None, size, reserved)
+
+
+def suballoc_name(heap, block, name):
+    """The live block at address `block` in `heap` holds `name` (what it is for), until it is freed or
+    named again."""
+    if _suballoc_name is not None:
+        _suballoc_name(heap, block or None, str(name).encode("utf-8", "replace"))
 
 
 def subfree(heap, block):

@@ -153,5 +153,40 @@ TEST_F(Heaps, TheFragmentationReportShowsTheHeaps) {
   EXPECT_EQ(failure["fits_largest_free_block"], false);
 }
 
+// Block names (SubName): a name stays with its live block until the block is named again or freed; a new
+// block at the same address has none; a name for no live block is counted.
+TEST(HeapBlockNames, StayWithTheLiveBlock) {
+  TraceBuilder b;
+  b.thread_new(1, 1, "main").stack_node(0, 0xA000);
+  b.alloc(Api::cudaMalloc, 0, kBase, 2 * kMiB, 1, 1000);
+  b.event(trace::HeapCreate{{}, 1, trace::kNoDevice, kBase, 2 * kMiB, "pool"}, 1000);
+  b.event(trace::SubAlloc{{}, 1, kBase, 1024, 0, 1}, 1000);
+  b.event(trace::SubAlloc{{}, 1, kBase + 1024, 512, 0, 1}, 1000);
+  b.event(trace::SubName{{}, 1, kBase, "activations"}, 1000);
+  b.event(trace::SubName{{}, 1, kBase + 1024, "bias"}, 1000);
+  b.event(trace::SubName{{}, 1, kBase + 1024, "bias gradient"}, 1000);
+  b.event(trace::SubName{{}, 1, kBase + 4096, "nothing there"}, 1000);
+  b.event(trace::SubAlloc{{}, 0, 0x30000000, 64, 0, 1}, 1000);
+  b.event(trace::SubName{{}, 0, 0x30000000, "loose"}, 1000);
+  b.event(trace::SubAlloc{{}, 1, kBase + 2048, 512, 0, 1}, 1000);
+  b.event(trace::SubName{{}, 1, kBase + 2048, "freed"}, 1000);
+  b.event(trace::SubFree{{}, 1, kBase + 2048}, 1000);
+  b.event(trace::SubAlloc{{}, 1, kBase + 2048, 512, 0, 1}, 1000);
+  b.end(14, 1000);
+  ScratchDir scratch;
+  report::Analysis analysis = analyze_built(scratch, b);
+  const replay::HeapTracker& heaps = analysis.replay->heaps();
+  ASSERT_NE(heaps.block(1, kBase), nullptr);
+  EXPECT_EQ(heaps.block(1, kBase)->name, "activations");
+  ASSERT_NE(heaps.block(1, kBase + 1024), nullptr);
+  EXPECT_EQ(heaps.block(1, kBase + 1024)->name, "bias gradient");
+  ASSERT_NE(heaps.block(1, kBase + 2048), nullptr);
+  EXPECT_EQ(heaps.block(1, kBase + 2048)->name, "");
+  ASSERT_NE(heaps.block(0, 0x30000000), nullptr);
+  EXPECT_EQ(heaps.block(0, 0x30000000)->name, "loose");
+  EXPECT_EQ(heaps.block(1, kBase + 4096), nullptr);
+  EXPECT_EQ(heaps.inconsistencies().unknown_blocks, 1u);
+}
+
 }  // namespace
 }  // namespace gpumemtrace::test

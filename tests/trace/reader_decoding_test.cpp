@@ -397,6 +397,7 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::RangeEnd{at, 7},
       trace::HeapCreate{at, 1, 0, 0x7f1000000000, 2 << 20, "small"},
       trace::SubAlloc{at, 1, 0x7f1000000200, 1000, 1024, 0},
+      trace::SubName{at, 1, 0x7f1000000200, "activations"},
       trace::SubFree{at, 1, 0x7f1000000200},
       trace::HeapReset{at, 1},
       trace::HeapDestroy{at, 1},

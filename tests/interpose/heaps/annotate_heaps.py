@@ -16,6 +16,7 @@ assert RT.cudaMalloc(ctypes.byref(segment), 1 << 20) == 0
 base = segment.value
 heap = gpumemtrace.heap_create("python", device=0, base=base, size=1 << 20)
 gpumemtrace.suballoc(heap, base, 700, reserved=1024)
+gpumemtrace.suballoc_name(heap, base, "embedding")
 gpumemtrace.suballoc(heap, base + 1024, 512)
 gpumemtrace.subfree(heap, base)
 gpumemtrace.heap_reset(heap)

@@ -1,5 +1,5 @@
 /* annotate.h from C: a small caching allocator that hands out blocks from one 2 MiB segment (cudaMalloc),
- * sizes rounded up to 512 bytes, first fit, and says so through gmt_heap_create/gmt_suballoc/gmt_subfree.
+ * sizes rounded up to 512 bytes, first fit, and says so through gmt_heap_create/gmt_suballoc/gmt_subfree (and names a block).
  * With the argument "oom" (run on a 4 MiB simulated device), it then asks the device for 3 MiB while the
  * segment holds two blocks: more than the device has free, less than that plus the segment's free gaps,
  * more than its largest gap. Prints what it did, which must be the same with and without the tracer. */
@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   if (cudaMalloc((void**)&segment, SEGMENT_SIZE) != cudaSuccess) return 1;
   heap = gmt_heap_create("small", 0, segment, SEGMENT_SIZE);
   void* a = cache_alloc(1000);  /* [0, 1024) */
+  gmt_suballoc_name(heap, a, "weights");
   void* b = cache_alloc(3000);  /* [1024, 4096) */
   void* c = cache_alloc(512);   /* [4096, 4608) */
   cache_free(b);

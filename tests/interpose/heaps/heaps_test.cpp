@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <deque>
 #include <string>
 #include <variant>
 #include <vector>
@@ -15,13 +17,14 @@
 namespace gpumemtrace::test {
 namespace {
 
-using HeapRecord = std::variant<trace::HeapCreate, trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree>;
+using HeapRecord =
+    std::variant<trace::HeapCreate, trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree, trace::SubName>;
 
 struct HeapTrace {
   uint64_t segment = 0;  // the address of the first cudaMalloc
   std::vector<HeapRecord> records;  // times, threads and stacks cleared
   std::vector<uint32_t> suballoc_stacks;
-  std::vector<std::string> names;  // kept: HeapCreate's name points into the reader
+  std::deque<std::string> names;  // kept: the names of HeapCreate and SubName point into the reader
 };
 
 HeapTrace read_heaps(const std::string& path) {
@@ -40,7 +43,8 @@ HeapTrace read_heaps(const std::string& path) {
               out.suballoc_stacks.push_back(r.stack);
               r.stack = 0;
             }
-            if constexpr (std::is_same_v<R, trace::HeapCreate>) r.name = out.names.emplace_back(r.name);
+            if constexpr (std::is_same_v<R, trace::HeapCreate> || std::is_same_v<R, trace::SubName>)
+              r.name = out.names.emplace_back(r.name);
             out.records.push_back(r);
           }
         },
@@ -74,6 +78,7 @@ TEST(Heaps, FromC) {
   std::vector<HeapRecord> expected = {
       trace::HeapCreate{{}, 1, 0, s, 2 << 20, "small"},
       trace::SubAlloc{{}, 1, s, 1000, 1024, 0},
+      trace::SubName{{}, 1, s, "weights"},
       trace::SubAlloc{{}, 1, s + 1024, 3000, 3072, 0},
       trace::SubAlloc{{}, 1, s + 4096, 512, 512, 0},
       trace::SubFree{{}, 1, s + 1024},
@@ -147,6 +152,8 @@ TEST(Heaps, FromNvtxMemoryExtension) {
       trace::HeapCreate{{}, 1, trace::kNoDevice, s, 2 << 20, "small blocks"},
       trace::SubAlloc{{}, 1, s, 1024, 0, 0},
       trace::SubAlloc{{}, 1, s + 1024, 3072, 0, 0},
+      trace::SubName{{}, 1, s, "weights"},                // by pointer
+      trace::SubName{{}, 1, s + 1024, "activations"},     // by handle, a registered string
       trace::SubFree{{}, 1, s + 1024},  // by handle
       trace::SubFree{{}, 1, s},         // the resize
       trace::SubAlloc{{}, 1, s, 512, 0, 0},
@@ -159,6 +166,20 @@ TEST(Heaps, FromNvtxMemoryExtension) {
   };
   EXPECT_EQ(t.records, expected);
   for (uint32_t stack : t.suballoc_stacks) EXPECT_NE(stack, 0u);
+}
+
+// `gpumemtrace dump` shows the name of a region (nvtxMemRegionsName) with its heap and address.
+TEST(Heaps, DumpShowsTheNameOfARegion) {
+  TracedRun run = run_traced("capture_prog_nvtx_mem");
+  HeapTrace t = heaps_of(run, "done\n");
+  ProcessResult dump = run_process({bin_dir() + "/gpumemtrace", "dump", "--json", run.trace});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  char address[32];
+  std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(t.segment + 1024));
+  EXPECT_NE(dump.out.find(std::string("\"record\":\"sub-name\",\"heap\":1,\"address\":\"") + address +
+                          "\",\"name\":\"activations\"}"),
+            std::string::npos)
+      << dump.out;
 }
 
 TEST(Heaps, WithoutTheTracerNvtxNothingChanges) { expect_unchanged("capture_prog_nvtx_mem"); }
@@ -177,6 +198,7 @@ TEST(Heaps, FromPython) {
   std::vector<HeapRecord> expected = {
       trace::HeapCreate{{}, 1, 0, s, 1 << 20, "python"},
       trace::SubAlloc{{}, 1, s, 700, 1024, 0},
+      trace::SubName{{}, 1, s, "embedding"},
       trace::SubAlloc{{}, 1, s + 1024, 512, 0, 0},
       trace::SubFree{{}, 1, s},
       trace::HeapReset{{}, 1},

@@ -1,5 +1,5 @@
 // The NVTX memory extension with NVIDIA's own header-only NVTX3: a pool allocator's heap in one cudaMalloc
-// segment, regions registered (in a batch, with handles back), resized, unregistered by handle and by
+// segment, regions registered (in a batch, with handles back), named (by pointer, by handle), resized, unregistered by handle and by
 // pointer, a region of no heap, then the heap reset and unregistered. Heaps.FromNvtxMemoryExtension (heaps_test.cpp) has
 // the records it must give. With the argument "oom" (on a 4 MiB simulated device), it asks the device for
 // 3 MiB while the heap holds one block [0, 1024): more than is free, less than that plus the heap's free
@@ -44,6 +44,21 @@ void unregister_region(uint32_t ref_type, nvtxMemRegionRef_t ref) {
   nvtxMemRegionsUnregister(g_domain, &batch);
 }
 
+void name_region(uint32_t ref_type, nvtxMemRegionRef_t ref, uint32_t name_type, nvtxMessageValue_t name) {
+  nvtxMemRegionNameDesc_t desc{};
+  desc.regionRefType = ref_type;
+  desc.nameType = name_type;
+  desc.region = ref;
+  desc.name = name;
+  nvtxMemRegionsNameBatch_t batch{};
+  batch.extCompatID = NVTX_EXT_COMPATID_MEM;
+  batch.structSize = sizeof(batch);
+  batch.regionCount = 1;
+  batch.regionElementSize = sizeof(desc);
+  batch.regionElements = &desc;
+  nvtxMemRegionsName(g_domain, &batch);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +82,16 @@ int main(int argc, char** argv) {
   nvtxMemVirtualRangeDesc_t blocks[] = {range(segment, 0, 1024), range(segment, 1024, 3072)};
   nvtxMemRegionHandle_t handles[2] = {};
   register_regions(heap, blocks, 2, handles);
+  nvtxMemRegionRef_t first_block{};
+  first_block.pointer = segment;
+  nvtxMessageValue_t weights{};
+  weights.ascii = "weights";
+  name_region(NVTX_MEM_REGION_REF_TYPE_POINTER, first_block, NVTX_MESSAGE_TYPE_ASCII, weights);
+  nvtxMemRegionRef_t second_block{};
+  second_block.handle = handles[1];
+  nvtxMessageValue_t activations{};
+  activations.registered = nvtxDomainRegisterStringA(g_domain, "activations");
+  name_region(NVTX_MEM_REGION_REF_TYPE_HANDLE, second_block, NVTX_MESSAGE_TYPE_REGISTERED, activations);
   nvtxMemRegionRef_t second{};
   second.handle = handles[1];
   unregister_region(NVTX_MEM_REGION_REF_TYPE_HANDLE, second);
