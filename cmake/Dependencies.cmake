@@ -7,9 +7,19 @@ if(NOT CUDAToolkit_FOUND OR NOT EXISTS "${CUDAToolkit_INCLUDE_DIRS}/cuda.h")
     "Install the CUDA 13 toolkit (on these machines it lives in /usr/local/cuda) or pass "
     "-DCUDAToolkit_ROOT=/path/to/cuda.")
 endif()
+# cupti.h: the layouts of CUPTI's activity records and callback data, which interpose/cupti reads (the
+# library itself is loaded at run time, never linked). Some installations keep it in extras/CUPTI.
+find_path(GPUMEMTRACE_CUPTI_INCLUDE_DIR cupti.h
+          HINTS ${CUDAToolkit_INCLUDE_DIRS} "${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include" NO_DEFAULT_PATH)
+if(NOT GPUMEMTRACE_CUPTI_INCLUDE_DIR)
+  message(FATAL_ERROR
+    "cupti.h not found in ${CUDAToolkit_INCLUDE_DIRS} or ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include: the CUPTI "
+    "backend (interpose/cupti) reads its record layouts. Install the toolkit's CUPTI component (cuda-cupti-dev-13-*).")
+endif()
 # Only headers are used from the toolkit at build time: everything runs against tests/sim or a real driver.
 add_library(gpumemtrace_cuda_headers INTERFACE)
-target_include_directories(gpumemtrace_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+target_include_directories(gpumemtrace_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS}
+                           ${GPUMEMTRACE_CUPTI_INCLUDE_DIR})
 
 find_package(PkgConfig REQUIRED)
 function(gpumemtrace_require_pkg target module hint)

@@ -1,6 +1,7 @@
-// gpumemtrace run [-o FILE] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD ARGS...
-// Runs CMD with the tracer preloaded and exits as CMD did. The environment is the tracer's contract:
-// LD_PRELOAD, GPUMEMTRACE_ROOT_PID, GPUMEMTRACE_OUTPUT_ROOT and (unless set) GPUMEMTRACE_OUTPUT.
+// gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD ARGS...
+// Runs CMD with the tracer preloaded (or, with --inject, named by CUDA_INJECTION64_PATH) and exits as CMD
+// did. The environment is the tracer's contract: LD_PRELOAD or CUDA_INJECTION64_PATH, GPUMEMTRACE_ROOT_PID,
+// GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, and GPUMEMTRACE_CUPTI with --cupti.
 #include <fmt/core.h>
 #include <stdlib.h>
 
@@ -21,12 +22,18 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kHelp =
-    "usage: gpumemtrace run [-o FILE] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD [ARGS...]\n"
+    "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--]\n"
+    "                       CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
     "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
     "process's trace, named after it with their pid appended, unless GPUMEMTRACE_OUTPUT gives another\n"
-    "pattern (%p pid, %h host, %r rank). Everything from CMD on is CMD's own, options included.\n";
+    "pattern (%p pid, %h host, %r rank). Everything from CMD on is CMD's own, options included.\n"
+    "\n"
+    "--cupti adds NVIDIA's CUPTI to the preloaded hooks: memory-pool sizes and release thresholds, and\n"
+    "allocations the hooks cannot see. --inject traces through CUPTI alone, without LD_PRELOAD: the CUDA\n"
+    "driver loads the tracer at cuInit (CUDA_INJECTION64_PATH); the simulated device does not. Without a\n"
+    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (README: modes).\n";
 
 constexpr std::string_view kExitStatus =
     "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
@@ -36,6 +43,8 @@ constexpr std::string_view kExitStatus =
 struct RunOptions {
   std::optional<fs::path> output;
   bool sim = false;
+  bool cupti = false;
+  bool inject = false;
   std::optional<std::string> sim_memory;
   std::optional<std::string> sim_devices;
   std::vector<std::string> command;
@@ -47,6 +56,9 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   RunOptions options;
   std::optional<std::string> output;
   line.option("-o,--output", "FILE", output, "the trace of CMD's process (default: gpumemtrace-PID.trace here)");
+  line.flag("--cupti", options.cupti, "also record CUPTI's memory and memory-pool activity (GPUMEMTRACE_CUPTI=1)");
+  line.flag("--inject", options.inject,
+            "trace through CUPTI alone, loaded by the CUDA driver (CUDA_INJECTION64_PATH), not LD_PRELOAD");
   line.flag("--sim", options.sim, "run on the simulated CUDA device instead of a GPU");
   line.option("--sim-memory", "SIZE", options.sim_memory, "memory per simulated device, e.g. 16GiB (implies --sim)");
   line.option("--sim-devices", "N", options.sim_devices, "number of simulated devices (implies --sim)");
@@ -89,10 +101,12 @@ std::optional<fs::file_time_type> modification_time(const fs::path& path) {
 }
 
 // `before` is the file's modification time before the run, so a stale file is not taken for the new trace.
-void report_trace(const fs::path& trace, std::optional<fs::file_time_type> before) {
+void report_trace(const fs::path& trace, std::optional<fs::file_time_type> before, bool inject) {
   std::error_code error;
   uintmax_t size = fs::file_size(trace, error);
-  if (error || modification_time(trace) == before)
+  if ((error || modification_time(trace) == before) && inject)
+    fmt::print(stderr, "gpumemtrace: no trace was written: no CUDA driver loaded the tracer (--inject needs one)\n");
+  else if (error || modification_time(trace) == before)
     fmt::print(stderr, "gpumemtrace: no trace was written (see warnings above)\n");
   else
     fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", trace.string(), format_size(size));
@@ -117,6 +131,10 @@ int run_main(std::span<const std::string> args) {
     return kExitUsage;
   }
 
+  if (options->inject && options->sim)
+    fmt::print(stderr, "gpumemtrace: --inject: the simulated device does not load CUDA_INJECTION64_PATH; "
+                       "CMD runs untraced\n");
+
   fs::path cwd = fs::current_path();
   auto root_trace = [&](pid_t pid) { return options->output.value_or(cwd / fmt::format("gpumemtrace-{}.trace", pid)); };
   std::optional<fs::file_time_type> before = options->output ? modification_time(*options->output) : std::nullopt;
@@ -125,7 +143,11 @@ int run_main(std::span<const std::string> args) {
 
   ChildResult child = run_child(options->command, [&](pid_t self) {
     std::string root = root_trace(self).string();
-    setenv("LD_PRELOAD", prepend_path(library.string(), getenv("LD_PRELOAD")).c_str(), 1);
+    if (options->inject)
+      setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+    else
+      setenv("LD_PRELOAD", prepend_path(library.string(), getenv("LD_PRELOAD")).c_str(), 1);
+    if (options->cupti) setenv("GPUMEMTRACE_CUPTI", "1", 1);
     setenv("GPUMEMTRACE_ROOT_PID", std::to_string(self).c_str(), 1);
     setenv("GPUMEMTRACE_OUTPUT_ROOT", root.c_str(), 1);
     if (set_pattern) setenv("GPUMEMTRACE_OUTPUT", (escape_pattern(root) + ".%p").c_str(), 1);
@@ -137,7 +159,7 @@ int run_main(std::span<const std::string> args) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", options->command[0], std::strerror(child.start_error));
     return child.start_error == ENOENT ? 127 : 126;
   }
-  report_trace(root_trace(child.pid), before);
+  report_trace(root_trace(child.pid), before, options->inject);
   return child.exit_code;
 }
 

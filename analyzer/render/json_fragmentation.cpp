@@ -13,6 +13,7 @@ void write_pools(JsonWriter& json, const std::vector<replay::PoolState>& pools) 
     json.number("reserved_bytes", pool.reserved_bytes);
     json.number("used_bytes", pool.used_bytes);
     json.number("time_ns", pool.time_ns);
+    json.optional_number("release_threshold_bytes", pool.release_threshold);
     json.end_object();
   }
   json.end_array();

@@ -18,9 +18,14 @@ void append_pool(fmt::memory_buffer& out, const replay::PoolState& pool) {
     return;
   }
   uint64_t unused = pool.reserved_bytes > pool.used_bytes ? pool.reserved_bytes - pool.used_bytes : 0;
-  fmt::format_to(o, ": {} reserved, {} used, {} unused at {}{}\n", format_size(pool.reserved_bytes),
+  fmt::format_to(o, ": {} reserved, {} used, {} unused at {}{}", format_size(pool.reserved_bytes),
                  format_size(pool.used_bytes), format_size(unused), format_time(pool.time_ns),
                  pool.destroyed ? " (destroyed since)" : "");
+  // The threshold is why freed memory stayed reserved: the pool keeps up to it when it could give back.
+  if (pool.release_threshold)
+    fmt::format_to(o, "; release threshold {}{}", format_size(*pool.release_threshold),
+                   unused > 0 && unused <= *pool.release_threshold ? " (keeps the unused memory)" : "");
+  fmt::format_to(o, "\n");
 }
 
 void append_failure(fmt::memory_buffer& out, const report::FailureFit& fit) {

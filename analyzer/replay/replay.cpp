@@ -37,6 +37,10 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    on_pool_report(r.pool, trace::kNoDevice, r.reserved_after, r.used_after, r.time_ns);
                  },
                  [&](const trace::PoolUsage& r) { on_pool_usage(r); },
+                 [&](const trace::PoolThreshold& r) {
+                   on_event(r.time_ns);
+                   pool(r.pool).release_threshold = r.release_threshold;
+                 },
                  [&](const trace::MemInfo& r) {
                    on_event(r.time_ns);
                    if (r.device == trace::kNoDevice) return;
@@ -82,7 +86,7 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                  // not memory. The stack table takes Python codes from the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
                                trace::StackNode, trace::PythonCode, trace::ThreadNew, trace::ThreadSwitch,
-                               trace::Fork>(
+                               trace::Fork, trace::Source>(
                      [](const auto&) {}),
              },
              record);

@@ -50,6 +50,7 @@ struct PoolState {
   uint64_t reserved_bytes = 0;
   uint64_t used_bytes = 0;
   uint64_t time_ns = 0;  // when it was last reported
+  std::optional<uint64_t> release_threshold = std::nullopt;  // from a PoolThreshold record (CUPTI), if any
   bool reported = false;
   bool destroyed = false;
 };

@@ -64,6 +64,8 @@ enum class Token : uint8_t {
   SubAlloc = 0x29,        // a block sub-allocated from a heap
   SubFree = 0x2A,         // a block returned to its heap
   SubName = 0x2B,         // a live block's name (what it holds)
+  Source = 0x2C,          // the capture source of the events that follow (interposition or CUPTI)
+  PoolThreshold = 0x2D,   // a memory pool's release threshold, as CUPTI reported it
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };
@@ -74,6 +76,11 @@ inline constexpr uint8_t kApiMask = 0x3F;
 // The error of an allocation that ran out of memory: CUDA_ERROR_OUT_OF_MEMORY for driver APIs and
 // cudaErrorMemoryAllocation for runtime APIs are both 2. Only these AllocFailed records carry free and total.
 inline constexpr uint64_t kErrorOutOfMemory = 2;
+
+// Where the events that follow a Source record were seen. Until the first Source record: Interposition.
+enum class CaptureSource : uint8_t { Interposition = 0, Cupti = 1, Count };
+inline constexpr std::string_view kCaptureSourceNames[] = {"interposition", "cupti"};
+static_assert(std::size(kCaptureSourceNames) == static_cast<size_t>(CaptureSource::Count));
 
 // Memory kinds, derived from the API (never stored). For VmmPhysical the "address" of an allocation is
 // its CUmemGenericAllocationHandle, for Array its CUarray.

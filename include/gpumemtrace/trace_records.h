@@ -392,6 +392,35 @@ struct PoolTrim : Event {
   bool operator==(const PoolTrim&) const = default;
 };
 
+// A memory pool's release threshold (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD): the pool keeps up to this many
+// bytes reserved when it has memory to give back. Written by the CUPTI backend when it first learns it, and
+// when it changes.
+struct PoolThreshold : Event {
+  static constexpr Token kToken = Token::PoolThreshold;
+  static constexpr std::string_view kName = "pool-threshold";
+  uint64_t pool = 0;
+  uint64_t release_threshold = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("pool", r.pool, As::Address);
+    f.u("release_threshold", r.release_threshold, As::Size);
+  }
+  bool operator==(const PoolThreshold&) const = default;
+};
+
+// The capture source of the records that follow, until the next Source record (format::CaptureSource;
+// before the first one: interposition). Not an event: it has no time.
+struct Source {
+  static constexpr Token kToken = Token::Source;
+  static constexpr std::string_view kName = "source";
+  uint64_t source = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("source", r.source);
+  }
+  bool operator==(const Source&) const = default;
+};
+
 // A memory pool's state when an allocation ran out of memory.
 struct PoolUsage : Event {
   static constexpr Token kToken = Token::PoolUsage;
@@ -639,7 +668,7 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
-                            SubFree, SubName>;
+                            SubFree, SubName, PoolThreshold, Source>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "interpose/cupti/cupti_backend.h"
 #include "interpose/hooks/driver_table.h"
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/recording/debug_log.h"
@@ -132,6 +133,7 @@ void on_alloc_failed(Api driver_api, int device, uint64_t size, CUresult error) 
   }
   size_t free_bytes = 0, total_bytes = 0;
   if (error == CUDA_ERROR_OUT_OF_MEMORY) {
+    gpumemtrace::interpose::cupti::flush();  // what CUPTI holds happened before the failure
     auto info = real<DriverFn::MemGetInfo>();
     if (!info || info(&free_bytes, &total_bytes) != CUDA_SUCCESS) free_bytes = total_bytes = 0;
   }
@@ -169,6 +171,19 @@ uint64_t array_bytes(const Descriptor& desc, size_t depth) {
 
 // ---- the four shapes of a wrapper ----
 
+// Marks the real call as one this wrapper records, for CUPTI's callback inside it (interpose/cupti: the
+// activity record of a call the hooks recorded is dropped).
+class RecordedCall {
+ public:
+  RecordedCall() : active_(tracing_active()) { hook_state().driver_wrapper_depth += active_; }
+  ~RecordedCall() { hook_state().driver_wrapper_depth -= active_; }
+  RecordedCall(const RecordedCall&) = delete;
+  RecordedCall& operator=(const RecordedCall&) = delete;
+
+ private:
+  int active_;
+};
+
 // What a successful allocation made.
 struct Made {
   uint64_t address = 0;
@@ -186,7 +201,11 @@ template <DriverFn F, typename MadeFn, typename... Args>
 CUresult allocation(Api api, int device, uint64_t requested, MadeFn&& made, Args... args) {
   auto fn = real<F>();
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(args...);
+  CUresult rc;
+  {
+    RecordedCall recorded;
+    rc = fn(args...);
+  }
   if (!tracing_active()) return rc;
   if (device == kCurrentDevice) device = current_device();
   if (rc == CUDA_SUCCESS) {
@@ -206,6 +225,7 @@ CUresult release(Api api, uint64_t address, uint64_t stream, Args... args) {
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   if (!tracing_active() || address == 0) return fn(args...);
   on_free(api, address, stream);
+  RecordedCall recorded;
   CUresult rc = fn(args...);
   if (rc != CUDA_SUCCESS) record(trace::FreeFailed{{}, api, address, static_cast<uint64_t>(rc)});
   return rc;
@@ -216,7 +236,11 @@ template <DriverFn F, typename Record, typename... Args>
 CUresult recorded_after(Record&& record, Args... args) {
   auto fn = real<F>();
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult rc = fn(args...);
+  CUresult rc;
+  {
+    RecordedCall recorded;
+    rc = fn(args...);
+  }
   if (rc == CUDA_SUCCESS && tracing_active()) record();
   return rc;
 }
@@ -226,7 +250,9 @@ template <DriverFn F, typename Record, typename... Args>
 CUresult recorded_before(Record&& record, Args... args) {
   auto fn = real<F>();
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (tracing_active()) record();
+  if (!tracing_active()) return fn(args...);
+  record();
+  RecordedCall recorded;
   return fn(args...);
 }
 

@@ -5,13 +5,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "interpose/cupti/cupti_backend.h"
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/nvtx/nvtx_tool.h"
+#include "interpose/recording/config.h"
 #include "interpose/recording/recorder.h"
 
 __attribute__((constructor)) static void gpumemtrace_start() {
   gpumemtrace::interpose::start_recorder();
   gpumemtrace::interpose::nvtx::claim_injection();
+  if (gpumemtrace::interpose::tracer_config().cupti)
+    gpumemtrace::interpose::cupti::start(gpumemtrace::interpose::cupti::StartedBy::Environment);
 }
 
 __attribute__((destructor)) static void gpumemtrace_finish() { gpumemtrace::interpose::finish_recorder(); }
@@ -19,6 +23,7 @@ __attribute__((destructor)) static void gpumemtrace_finish() { gpumemtrace::inte
 namespace {
 
 [[noreturn]] void exit_now(const char* name, int status) {
+  gpumemtrace::interpose::cupti::flush();
   gpumemtrace::interpose::finish_recorder();
   using ExitFn = void (*)(int);
   if (auto real = reinterpret_cast<ExitFn>(gpumemtrace::interpose::real_dlsym(RTLD_NEXT, name))) real(status);

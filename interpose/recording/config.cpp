@@ -36,6 +36,8 @@ Config Config::from_environment() {
   config.python_stacks = env_flag("GPUMEMTRACE_PYTHON_STACKS", true);
   config.follow_children = env_flag("GPUMEMTRACE_FOLLOW_CHILDREN", true);
   if (const char* value = env("GPUMEMTRACE_DEBUG")) config.debug_log = value;
+  config.cupti = env_flag("GPUMEMTRACE_CUPTI", false);
+  if (const char* value = env("GPUMEMTRACE_CUPTI_PATH")) config.cupti_path = value;
   return config;
 }
 

@@ -14,6 +14,8 @@ struct Config {
   bool python_stacks = true;   // GPUMEMTRACE_PYTHON_STACKS=0 keeps stacks native in Python threads
   bool follow_children = true; // GPUMEMTRACE_FOLLOW_CHILDREN=0 traces only the root process
   std::string debug_log;       // GPUMEMTRACE_DEBUG: "1" or "stderr" for stderr, else a file path
+  bool cupti = false;          // GPUMEMTRACE_CUPTI=1 adds CUPTI's memory activity (interpose/cupti)
+  std::string cupti_path;      // GPUMEMTRACE_CUPTI_PATH: the libcupti.so to load, instead of searching
 
   static Config from_environment();
 };

@@ -66,6 +66,7 @@ class Recorder {
   }
 
   bool enabled() const { return state_ != State::Off; }
+  const Config& config() const { return config_; }
   bool is_root() const { return getpid() == config_.root_pid; }
 
   // Runs `write` with the writer ready and this thread's records attributed; the stack is interned first.
@@ -82,8 +83,41 @@ class Recorder {
       hash = StackInterner::hash(stack.frames, stack.depth);
     }
     uint64_t id = intern_locked(stack.frames, stack.depth, hash);
+    set_source_locked(format::CaptureSource::Interposition);
     writer_.set_event_time(now);
     write(writer_, id);
+    writer_.set_event_time(0);
+    if (writer_.failed()) fail_locked();
+  }
+
+  CallOrigin origin_of(CapturedStack& stack) {
+    uint64_t hash = stack.python ? 0 : StackInterner::hash(stack.frames, stack.depth);
+    std::lock_guard lock(mutex_);
+    if (!ready_locked()) return {};
+    attribute_thread_locked();
+    if (stack.python) {
+      stack.depth = resolve_python_frames_locked(stack);
+      hash = StackInterner::hash(stack.frames, stack.depth);
+    }
+    uint64_t id = intern_locked(stack.frames, stack.depth, hash);
+    if (writer_.failed()) fail_locked();
+    return CallOrigin{t_thread.index, static_cast<uint32_t>(id), stacks_epoch_, generation_};
+  }
+
+  void record_from(format::CaptureSource source, const CallOrigin& origin, uint64_t time_ns, const EventWriter& write) {
+    std::lock_guard lock(mutex_);
+    if (!ready_locked()) return;
+    bool same_trace = origin.thread != 0 && origin.generation == generation_;
+    if (same_trace && current_thread_ != origin.thread) {
+      writer_.write(trace::ThreadSwitch{static_cast<uint32_t>(origin.thread)});
+      current_thread_ = origin.thread;
+    } else if (!same_trace) {
+      attribute_thread_locked();
+    }
+    uint64_t stack = same_trace && origin.stacks_epoch == stacks_epoch_ ? origin.stack : 0;
+    set_source_locked(source);
+    writer_.set_event_time(time_ns);
+    write(writer_, stack);
     writer_.set_event_time(0);
     if (writer_.failed()) fail_locked();
   }
@@ -141,6 +175,7 @@ class Recorder {
     }
     debug_log("tracing into %s", path_.c_str());
     state_ = State::Open;
+    source_ = format::CaptureSource::Interposition;
     counters_ = load_counters();
     write_modules_locked();
     return true;
@@ -151,6 +186,12 @@ class Recorder {
          writer_.error().c_str());
     writer_.abandon();
     state_ = State::Off;
+  }
+
+  void set_source_locked(format::CaptureSource source) {
+    if (source == source_) return;
+    writer_.write(trace::Source{static_cast<uint64_t>(source)});
+    source_ = source;
   }
 
   void attribute_thread_locked() {
@@ -183,6 +224,7 @@ class Recorder {
     if (reset) {
       // A library was unloaded: cached addresses may now mean other code, so the trie starts over.
       trie_.clear();
+      ++stacks_epoch_;
       writer_.write(trace::StacksReset{});
       stack = trie_.intern(frames, depth, write_node);
     }
@@ -247,6 +289,7 @@ class Recorder {
     mutex_.unlock();
     writer_.abandon();  // the mapping is the parent's file
     trie_.clear();
+    ++stacks_epoch_;
     python_codes_.clear();
     python_code_cache_.fill(KnownCode{});
     python_code_count_ = 0;
@@ -294,6 +337,8 @@ class Recorder {
   uint64_t generation_ = 1;
   uint64_t thread_count_ = 0;
   uint64_t current_thread_ = 0;
+  uint64_t stacks_epoch_ = 1;
+  format::CaptureSource source_ = format::CaptureSource::Interposition;
   // The Python code objects written so far.
   struct KnownCode {
     const void* code = nullptr;
@@ -313,6 +358,8 @@ HookState& hook_state() { return t_hook_state; }
 
 bool recording_enabled() { return Recorder::instance().enabled(); }
 
+const Config& tracer_config() { return Recorder::instance().config(); }
+
 void record_event(const EventWriter& writer, bool with_stack) {
   BusyGuard busy;
   if (busy.nested()) return;
@@ -321,6 +368,23 @@ void record_event(const EventWriter& writer, bool with_stack) {
   CapturedStack stack;
   if (with_stack) recorder.capture(stack);
   recorder.record(stack, writer);
+}
+
+CallOrigin capture_call_origin() {
+  BusyGuard busy;
+  Recorder& recorder = Recorder::instance();
+  if (busy.nested() || !recorder.enabled()) return {};
+  CapturedStack stack;
+  recorder.capture(stack);
+  return recorder.origin_of(stack);
+}
+
+void record_event_from(format::CaptureSource source, const CallOrigin& origin, uint64_t time_ns,
+                       const EventWriter& write) {
+  BusyGuard busy;
+  if (busy.nested()) return;
+  Recorder& recorder = Recorder::instance();
+  if (recorder.enabled()) recorder.record_from(source, origin, time_ns, write);
 }
 
 void sync_trace() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gpumemtrace/trace_records.h"
+#include "interpose/recording/call_origin.h"
 #include "interpose/recording/function_ref.h"
 #include "trace/writer/trace_writer.h"
 
@@ -20,6 +21,7 @@ struct HookState {
   uint64_t runtime_address = 0;  // the address the runtime call frees
   bool recorded = false;         // the current runtime call's event is already in the trace
   bool busy = false;             // the tracer itself is running: hooks pass straight through
+  int driver_wrapper_depth = 0;  // inside a driver wrapper that records this call (CUPTI drops its copy)
 };
 HookState& hook_state();
 
@@ -42,6 +44,10 @@ class BusyGuard {
   int saved_errno_;
 };
 
+struct Config;
+// The tracer's settings (GPUMEMTRACE_*), read once.
+const Config& tracer_config();
+
 // False when this process is not traced (not followed, or the trace could not be written).
 bool recording_enabled();
 // Whether a hook should record: the process is traced and the tracer itself is not the caller.
@@ -62,6 +68,24 @@ void record(R event) {
         writer.write(event);
       },
       with_stack);
+}
+
+// The calling thread and its stack, interned now: for a record that another thread writes later (the
+// CUPTI backend takes it in its API callbacks). Empty when the process is not traced.
+CallOrigin capture_call_origin();
+
+// Writes a record that `source` saw, on behalf of the call at `origin` (its thread and stack; the writing
+// thread and no stack when the origin is empty or from a trie or trace that has since restarted), at
+// `time_ns` (CLOCK_MONOTONIC as writer::monotonic_ns; 0: now). A Source record goes first when the source
+// changes.
+void record_event_from(format::CaptureSource source, const CallOrigin& origin, uint64_t time_ns,
+                       const EventWriter& write);
+template <typename R>
+void record_from(format::CaptureSource source, const CallOrigin& origin, R event) {
+  record_event_from(source, origin, event.time_ns, [&](writer::TraceWriter& writer, uint64_t stack) {
+    if constexpr (requires { event.stack; }) event.stack = static_cast<uint32_t>(stack);
+    writer.write(event);
+  });
 }
 
 // Pushes what was written to the disk: after an out-of-memory failure, the process may be about to die.

@@ -167,6 +167,27 @@ TEST_F(Replay, AFailureKeepsTheLiveSetAndThePoolUsageRecordsWrittenWithIt) {
   EXPECT_EQ(r.pools().size(), 3u);
 }
 
+TEST_F(Replay, CuptisPoolRecordsGiveThePoolItsReleaseThresholdAndUsage) {
+  // As the CUPTI backend writes them: a Source record, the pool's creation, its threshold, then its usage.
+  TraceBuilder b = three_stacks();
+  b.record(trace::Source{1});
+  b.pool(Token::PoolCreate, 0xF00, 0, 1000);
+  b.event(trace::PoolThreshold{{}, 0xF00, 64 * kMiB}, 0);
+  b.alloc(Api::cuMemAllocFromPoolAsync, 0, 0x2000000, 10 * kMiB, 1, 1000, 0x7, 0xF00);
+  b.pool_usage(0xF00, 0, 32 * kMiB, 10 * kMiB, 1000);
+  b.pool(Token::PoolCreate, 0xF01, 0, 1000);  // a pool CUPTI said nothing more about
+  b.end(5, 1000);
+  report::Analysis a = analyze(b);
+  const replay::Replay& r = *a.replay;
+  ASSERT_TRUE(a.trace.complete);
+  ASSERT_EQ(r.pools().size(), 2u);
+  EXPECT_EQ(r.pools()[0].release_threshold, 64 * kMiB);
+  EXPECT_EQ(r.pools()[0].reserved_bytes, 32 * kMiB);
+  EXPECT_EQ(r.pools()[0].used_bytes, 10 * kMiB);
+  EXPECT_EQ(r.pools()[1].release_threshold, std::nullopt);
+  EXPECT_EQ(r.accounts().find_device(0)->live_bytes, 10 * kMiB);
+}
+
 TEST_F(Replay, AFailureWithoutDeviceFiguresTakesTheLastMemInfo) {
   TraceBuilder b = three_stacks();
   b.mem_info(0, 5 * kMiB, 64 * kMiB, 1000);

@@ -74,6 +74,28 @@ TEST_F(RunCommand, PassesTheTracerEnvironment) {
   EXPECT_EQ(env["GPUMEMTRACE_OUTPUT"], root + ".%p");
 }
 
+TEST_F(RunCommand, CuptiSwitchesCuptiOnBesideThePreloadedHooks) {
+  ProcessResult r = run(prefix_, {"--cupti", "--", "/usr/bin/env"},
+                        {{"LD_PRELOAD", {}}, {"GPUMEMTRACE_CUPTI", {}}, {"CUDA_INJECTION64_PATH", {}}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = parse_env(r.out);
+  EXPECT_EQ(env["LD_PRELOAD"], prefix_ + "/lib/libgpumemtrace.so");
+  EXPECT_EQ(env["GPUMEMTRACE_CUPTI"], "1");
+  EXPECT_EQ(env.count("CUDA_INJECTION64_PATH"), 0u);
+}
+
+TEST_F(RunCommand, InjectNamesTheTracerForTheDriverInsteadOfPreloadingIt) {
+  ProcessResult r = run(prefix_, {"--inject", "-o", dir_ + "/t.trace", "--", "/usr/bin/env"},
+                        {{"LD_PRELOAD", {}}, {"GPUMEMTRACE_CUPTI", {}}, {"CUDA_INJECTION64_PATH", {}}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = parse_env(r.out);
+  EXPECT_EQ(env["CUDA_INJECTION64_PATH"], prefix_ + "/lib/libgpumemtrace.so");
+  EXPECT_EQ(env.count("LD_PRELOAD"), 0u);
+  EXPECT_EQ(env["GPUMEMTRACE_OUTPUT_ROOT"], dir_ + "/t.trace");
+  // No driver here loads the variable's library: the run says why there is no trace.
+  EXPECT_EQ(r.err, "gpumemtrace: no trace was written: no CUDA driver loaded the tracer (--inject needs one)\n");
+}
+
 TEST_F(RunCommand, OutputPathIsMadeAbsoluteAndAUsersPatternIsKept) {
   for (std::vector<std::string> option : std::vector<std::vector<std::string>>{{"-o", "relative.trace"},
                                                                                {"--output", "relative.trace"},

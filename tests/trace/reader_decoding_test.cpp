@@ -387,6 +387,9 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::PoolDestroy{{at, 0x77, trace::kNoDevice}},
       trace::PoolTrim{at, 0x77, 1, 2, 3},
       trace::PoolUsage{at, 0x77, 0, 4, 5},
+      trace::Source{1},
+      trace::PoolThreshold{at, 0x77, 8},
+      trace::Source{0},
       trace::MemInfo{at, trace::kNoDevice, 6, 7},
       trace::Fork{99},
       trace::PhaseDomain{1, "net"},
@@ -403,7 +406,7 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::HeapDestroy{at, 1},
       trace::ThreadSwitch{1},
       trace::StacksReset{},
-      trace::End{at, 13},
+      trace::End{at, 14},
   };
   std::set<size_t> types;
   for (const trace::Record& record : records) types.insert(record.index());
