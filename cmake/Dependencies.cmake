@@ -49,3 +49,15 @@ if(NOT GTest_FOUND)
 endif()
 find_package(Threads REQUIRED)
 include(GoogleTest)
+
+# pprof export (analyzer/render/pprof_format.cpp): profile.proto of github.com/google/pprof, as Debian's
+# golang-github-google-pprof-dev ships it (licence header and all), compiled with protoc at build time.
+find_package(Protobuf QUIET)
+if(NOT Protobuf_FOUND OR NOT Protobuf_PROTOC_EXECUTABLE)
+  message(FATAL_ERROR "protobuf not found: run scripts/setup.sh (Debian packages libprotobuf-dev, protobuf-compiler).")
+endif()
+find_file(GPUMEMTRACE_PPROF_PROTO profile.proto
+  PATHS /usr/share/gocode/src/github.com/google/pprof/proto NO_DEFAULT_PATH)
+if(NOT GPUMEMTRACE_PPROF_PROTO)
+  message(FATAL_ERROR "pprof's profile.proto not found: run scripts/setup.sh (Debian package golang-github-google-pprof-dev).")
+endif()

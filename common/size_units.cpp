@@ -5,22 +5,15 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/number_text.h"
+
 namespace gpumemtrace {
 
 std::optional<uint64_t> parse_size(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  size_t digits = 0;
-  bool seen_dot = false;
-  while (digits < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[digits])) || (text[digits] == '.' && !seen_dot))) {
-    seen_dot |= text[digits] == '.';
-    ++digits;
-  }
-  if (digits == 0) return std::nullopt;
-  std::string number(text.substr(0, digits));
-  std::string_view unit = text.substr(digits);
-  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  std::optional<NumberAndUnit> parts = split_number_and_unit(text);
+  if (!parts) return std::nullopt;
+  const std::string& number = parts->number;
+  std::string_view unit = parts->unit;
 
   std::string lower;
   for (char c : unit) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -36,7 +29,7 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   else if (lower == "t") shift = 40;
   else return std::nullopt;
 
-  if (!seen_dot) {
+  if (!parts->fractional) {
     uint64_t value = 0;
     for (char c : number) {
       uint64_t digit = static_cast<uint64_t>(c - '0');

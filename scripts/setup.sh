@@ -7,6 +7,8 @@ packages=(
   libunwind-dev libfmt-dev libdw-dev libelf-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   heaptrack zstd  # bench/run.sh measures gpumemtrace against heaptrack
+  libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev  # export --format pprof: profile.proto
+  golang-go  # the pprof export is read back by `go tool pprof` in the tests
   python3  # Python stacks are tested on every CPython present (pyenv's 3.10-3.13 where the image has them)
 )
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "analyzer/cli/command.h"
+#include "common/size_units.h"
 
 namespace gpumemtrace::cli {
 
@@ -101,6 +102,19 @@ void CommandLine::take_rest(std::vector<std::string> leftovers) const {
     throw UsageError("unknown option '" + leftovers.front() + "'");
   if (leftovers.empty()) throw UsageError("expects a " + noun_);
   *rest_ = std::move(leftovers);
+}
+
+uint64_t parse_number(const std::string& option, const std::string& value, uint64_t max) {
+  if (value.empty() || value.size() > 10 || value.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoull(value) > max)
+    throw UsageError(option + " " + value + " is not a number from 0 to " + std::to_string(max));
+  return std::stoull(value);
+}
+
+uint64_t parse_size_option(const std::string& option, const std::string& value) {
+  std::optional<uint64_t> bytes = parse_size(value);
+  if (!bytes) throw UsageError(option + " " + value + " is not a size (e.g. 1MiB, 4096)");
+  return *bytes;
 }
 
 std::string CommandLine::help() const {

@@ -3,6 +3,7 @@
 // UsageError with gpumemtrace's wording; --help prints the help, laid out from the options declared.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -56,5 +57,9 @@ class CommandLine {
   CLI::Option* operand_ = nullptr;
   std::vector<std::string>* rest_ = nullptr;
 };
+
+// The value of an option: a whole number from 0 to max, or a size ("1MiB", "4096"). Throw UsageError.
+uint64_t parse_number(const std::string& option, const std::string& value, uint64_t max);
+uint64_t parse_size_option(const std::string& option, const std::string& value);
 
 }  // namespace gpumemtrace::cli

@@ -27,18 +27,14 @@ struct ReportArguments {
   bool all_frames = false;
 };
 
-uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max) {
-  if (value.empty() || value.size() > 10 || value.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoull(value) > max)
-    throw UsageError(option + " " + value + " is not a number from 0 to " + std::to_string(max));
-  return std::stoull(value);
-}
-
 const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name) {
   if (json && name && *name != "json") throw UsageError("--json contradicts --format " + *name);
   std::string chosen = json ? "json" : name.value_or("text");
   const render::OutputFormat* format = render::find_output_format(chosen);
-  if (!format) throw UsageError("--format " + chosen + " is not one of: " + render::output_format_names());
+  if (format && !format->render && format->start_export)
+    throw UsageError("--format " + chosen + " is a format of 'gpumemtrace export', not of the reports");
+  if (!format || !format->render)
+    throw UsageError("--format " + chosen + " is not one of: " + render::output_format_names());
   return *format;
 }
 
@@ -46,7 +42,7 @@ const render::OutputFormat& output_format(bool json, const std::optional<std::st
 std::string format_choices() {
   std::string out;
   for (const render::OutputFormat* format : render::output_formats())
-    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", format->name, format->description);
+    if (format->render) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", format->name, format->description);
   return out;
 }
 
@@ -68,15 +64,11 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   if (!line.parse(args)) return std::nullopt;
 
   out.format = &output_format(json, format);
-  if (device) out.selection.device = static_cast<int32_t>(parse_count("--device", *device, INT32_MAX - 1));
-  out.selection.top = top ? parse_count("--top", *top, 1'000'000) : command.default_top;
-  if (min_size) {
-    std::optional<uint64_t> bytes = parse_size(*min_size);
-    if (!bytes) throw UsageError("--min-size " + *min_size + " is not a size (e.g. 1MiB, 4096)");
-    out.selection.min_size = *bytes;
-  }
+  if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
+  out.selection.top = top ? parse_number("--top", *top, 1'000'000) : command.default_top;
+  if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
   if (width) {
-    out.width = static_cast<uint32_t>(parse_count("--width", *width, 10'000));
+    out.width = static_cast<uint32_t>(parse_number("--width", *width, 10'000));
     if (*out.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");
   }
   return out;
@@ -116,6 +108,8 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
       analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
       command.build);
 
+  if (arguments->format->renders && !arguments->format->renders(report.body))
+    throw UsageError(fmt::format("--format {} renders the peak and leaks reports only", arguments->format->name));
   fmt::memory_buffer out;
   arguments->format->render(report, render::RenderOptions{output_columns(arguments->width), arguments->all_frames}, out);
   write_stdout(std::string_view(out.data(), out.size()));

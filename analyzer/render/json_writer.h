@@ -37,6 +37,10 @@ class JsonWriter {
   void number(std::string_view key, uint64_t value) { fmt::format_to(member(key), "{}", value); }
   void number(std::string_view key, int64_t value) { fmt::format_to(member(key), "{}", value); }
   void boolean(std::string_view key, bool value) { fmt::format_to(member(key), "{}", value); }
+  // thousandths / 1000 with 3 decimals: 12345 -> 12.345 (ns as µs, exactly).
+  void thousandths(std::string_view key, uint64_t thousandths) {
+    fmt::format_to(member(key), "{}.{:03}", thousandths / 1000, thousandths % 1000);
+  }
   // A ratio, to 4 decimals.
   void real(std::string_view key, double value) { fmt::format_to(member(key), "{:.4f}", value); }
   void null(std::string_view key) { fmt::format_to(member(key), "null"); }

@@ -2,11 +2,16 @@
 
 namespace gpumemtrace::render {
 
+extern const OutputFormat csv_format;
+extern const OutputFormat folded_format;
 extern const OutputFormat json_format;
+extern const OutputFormat perfetto_format;
+extern const OutputFormat pprof_format;
 extern const OutputFormat text_format;
 
 namespace {
-const OutputFormat* const kFormats[] = {&text_format, &json_format};
+const OutputFormat* const kFormats[] = {&text_format,  &json_format,     &folded_format,
+                                        &pprof_format, &perfetto_format, &csv_format};
 }  // namespace
 
 std::span<const OutputFormat* const> output_formats() { return kFormats; }
@@ -17,9 +22,11 @@ const OutputFormat* find_output_format(std::string_view name) {
   return nullptr;
 }
 
-std::string output_format_names() {
+std::string output_format_names(bool exports) {
   std::string out;
-  for (const OutputFormat* format : kFormats) out += (out.empty() ? "" : ", ") + std::string(format->name);
+  for (const OutputFormat* format : kFormats)
+    if (exports ? format->start_export != nullptr : format->render != nullptr)
+      out += (out.empty() ? "" : ", ") + std::string(format->name);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "analyzer/replay/replay.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <variant>
 
 namespace gpumemtrace::replay {
@@ -12,9 +13,13 @@ size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>(kind); }
 }  // namespace
 
 Replay::Replay(ReplayOptions options)
-    : options_(options), growth_clock_(options.growth_windows), timeline_clock_(options.timeline_windows) {}
+    : options_(options),
+      selecting_(!options.selection.selects_everything()),
+      growth_clock_(options.growth_windows),
+      timeline_clock_(options.timeline_windows) {}
 
 void Replay::on_record(const trace::Record& record, const trace::Reader& reader) {
+  if (selecting_ && after_window(record)) return;
   // Every record type has its handler here: a new one does not compile until it is added.
   std::visit(trace::Exhaustive{
                  [&](const trace::Alloc& r) { on_alloc(r, reader); },
@@ -90,6 +95,17 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                      [](const auto&) {}),
              },
              record);
+}
+
+bool Replay::after_window(const trace::Record& record) const {
+  return std::visit(
+      [&](const auto& r) {
+        if constexpr (std::is_base_of_v<trace::Event, std::decay_t<decltype(r)>>)
+          return r.time_ns > options_.selection.to_ns;
+        else
+          return false;
+      },
+      record);
 }
 
 [[gnu::always_inline]] inline void Replay::on_event(uint64_t time_ns) {
@@ -181,6 +197,10 @@ SiteId Replay::find_or_add_site(StackId stack, int32_t device, Category category
 }
 
 void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
+  if (selecting_ && !options_.selection.takes_allocation(alloc.time_ns, alloc.kind(), alloc.device, alloc.size)) {
+    left_out_[static_cast<size_t>(space_of(alloc.kind()))].insert_or_assign(alloc.address, true);
+    return;
+  }
   if (!growth_clock_.started()) {
     growth_clock_.start(alloc.time_ns);
     timeline_clock_.start(alloc.time_ns);
@@ -193,7 +213,9 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
   if (live_map(space).erase(alloc.address, &old)) {  // its free is missing from the trace
     ++inconsistencies_.reallocated_live;
     remove(old);
+    if (options_.listener) options_.listener->freed(instance_key(space, alloc.address), alloc.time_ns);
   }
+  if (selecting_) left_out_[static_cast<size_t>(space)].erase(alloc.address);
   live_map(space).insert_or_assign(alloc.address, live);
   recent_frees(space).forget(alloc.address);
   Site& site = sites_[live.site];
@@ -201,6 +223,9 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
   site.allocated_bytes += alloc.size;
   accounts_[site.account].allocations += 1;
   add(live, alloc.time_ns);
+  if (options_.listener)
+    options_.listener->allocated({instance_key(space, alloc.address), alloc.time_ns, alloc.api, kind, alloc.device,
+                                  alloc.address, alloc.size, sites_[live.site].stack});
   if (phases_.seen())
     instances_.on_alloc(alloc.thread, instance_key(space, alloc.address), live.site, alloc.size, alloc.time_ns,
                         device_live_bytes());
@@ -211,6 +236,7 @@ void Replay::on_free(const trace::Free& free) {
   Space space = space_of(free.kind());
   Live live;
   if (!live_map(space).erase(free.address, &live)) {
+    if (selecting_ && left_out_[static_cast<size_t>(space)].erase(free.address)) return;
     bool twice = recent_frees(space).contains(free.address);
     ++(twice ? inconsistencies_.double_frees : inconsistencies_.unknown_frees);
     last_bad_free_ = BadFree{free.address, twice};
@@ -219,6 +245,7 @@ void Replay::on_free(const trace::Free& free) {
   recent_frees(space).remember(free.address, live);
   accounts_[sites_[live.site].account].frees += 1;
   remove(live);
+  if (options_.listener) options_.listener->freed(instance_key(space, free.address), free.time_ns);
   if (phases_.seen()) instances_.on_free(instance_key(space, free.address), live.site, live.size);
 }
 
@@ -234,12 +261,16 @@ void Replay::on_free_failed(const trace::FreeFailed& failed) {
     live_map(space).insert_or_assign(failed.address, *live);
     accounts_[sites_[live->site].account].frees -= 1;
     add(*live, failed.time_ns);
+    if (options_.listener) options_.listener->restored(instance_key(space, failed.address), failed.time_ns);
   } else {
     ++inconsistencies_.unmatched_failed_frees;
   }
 }
 
 void Replay::on_alloc_failed(const trace::AllocFailed& failed, const trace::Reader& reader) {
+  if (selecting_ &&
+      !options_.selection.takes_failure(failed.time_ns, format::api_info(failed.api).kind, failed.device))
+    return;
   if (!growth_clock_.started()) {
     growth_clock_.start(failed.time_ns);
     timeline_clock_.start(failed.time_ns);
@@ -334,7 +365,7 @@ void Replay::on_unmap(const trace::MemUnmap& unmap) {
 
 void Replay::finish(const trace::Reader& reader) {
   complete_ = reader.status() == trace::Status::Complete;
-  end_time_ns_ = std::max(end_time_ns_, reader.time_ns());
+  end_time_ns_ = std::max(end_time_ns_, std::min(reader.time_ns(), options_.selection.to_ns));
   instances_.finish(end_time_ns_, device_live_bytes());
 }
 

@@ -18,6 +18,8 @@
 
 #include "analyzer/replay/accounts.h"
 #include "analyzer/replay/address_map.h"
+#include "analyzer/replay/allocation_listener.h"
+#include "analyzer/replay/event_selection.h"
 #include "analyzer/replay/heaps.h"
 #include "analyzer/replay/phase_instances.h"
 #include "analyzer/replay/phases.h"
@@ -34,6 +36,8 @@ struct ReplayOptions {
   uint32_t timeline_windows = 512;  // the timeline keeps 512..1024 equal slices per account
   uint32_t failures_with_detail = 1000;  // failures beyond this are counted, without their live set
   uint32_t live_sites_per_failure = 64;  // the largest sites of the live set kept with each failure
+  EventSelection selection;              // the events taken (all of them by default)
+  AllocationListener* listener = nullptr;  // told of every allocation taken, and of its end
 };
 
 // The same bytes, as the process saw them at one moment.
@@ -144,6 +148,7 @@ class Replay {
   AddressMap<Live>& live_map(Space space) { return live_[static_cast<size_t>(space)]; }
   RecentFrees<Live>& recent_frees(Space space) { return recent_frees_[static_cast<size_t>(space)]; }
 
+  bool after_window(const trace::Record& record) const;  // after the selection's to_ns
   void on_event(uint64_t time_ns);
   void on_alloc(const trace::Alloc& alloc, const trace::Reader& reader);
   void on_free(const trace::Free& free);
@@ -173,6 +178,8 @@ class Replay {
   std::vector<SiteId> last_site_by_stack_;  // by StackId: the site it allocated for last, or kNoSite
   std::array<AddressMap<Live>, 3> live_;
   std::array<RecentFrees<Live>, 3> recent_frees_;
+  std::array<AddressMap<bool>, 3> left_out_;  // live allocations the selection left out, for their frees
+  bool selecting_ = false;                    // the selection leaves something out
   VmmMappings mappings_;
   std::vector<PoolState> pools_;
   PhaseTracker phases_;

@@ -15,6 +15,12 @@ FragmentationReport fragmentation_report(ModelInput& input) { return {fragmentat
 TimelineReport timeline_report(ModelInput& input) { return {timeline_model(input)}; }
 PhasesReport phases_report(ModelInput& input) { return {phases_model(input)}; }
 
+const std::vector<SiteFigures>* report_sites(const ReportBody& body) {
+  if (const auto* peak = std::get_if<PeakReport>(&body)) return &peak->peak.sites;
+  if (const auto* leaks = std::get_if<LeaksReport>(&body)) return &leaks->leaks.sites;
+  return nullptr;
+}
+
 Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build) {
   Report report;
   report.trace = trace_header(analysis);

@@ -84,6 +84,10 @@ ReportBody build_body(ModelInput& input) {
   return build(input);
 }
 
+// The sites of a report that is one set of stacks with their bytes (peak, leaks), for the formats that
+// draw such a set (folded stacks, pprof); nullptr for the other reports.
+const std::vector<SiteFigures>* report_sites(const ReportBody& body);
+
 Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build);
 
 }  // namespace gpumemtrace::report

@@ -1,0 +1,127 @@
+// gpumemtrace export TRACE --format FORMAT -o FILE: the trace in a format other tools read (flame graphs,
+// pprof, Perfetto, CSV), with the allocations chosen by --device, --from, --to and --min-size before
+// anything is built (docs/exports.md).
+#include <fmt/core.h>
+
+#include <optional>
+
+#include "analyzer/cli/command.h"
+#include "analyzer/cli/command_line.h"
+#include "analyzer/cli/output_file.h"
+#include "analyzer/cli/progress.h"
+#include "analyzer/render/output_format.h"
+#include "analyzer/symbolize/symbolizer.h"
+#include "common/time_units.h"
+
+namespace gpumemtrace::cli {
+
+namespace {
+
+constexpr std::string_view kHelp =
+    "usage: gpumemtrace export --format FORMAT -o FILE [options] TRACE\n"
+    "\n"
+    "Writes the trace for other tools (docs/exports.md):\n"
+    "  folded    folded stacks for flamegraph.pl, inferno and speedscope: 'device 0;main;f BYTES' per line\n"
+    "  pprof     a gzip-compressed profile.proto heap profile (space/bytes, allocations/count) for\n"
+    "            'go tool pprof'\n"
+    "  perfetto  Chrome/Perfetto trace-event JSON for ui.perfetto.dev: live memory per device and kind,\n"
+    "            the largest allocations with their stacks, phases, out-of-memory and failed calls\n"
+    "  csv       one row per allocation, and the stacks in FILE.stacks.csv beside it\n"
+    "Only the allocations that --device, --from, --to and --min-size select are read: every figure is\n"
+    "about them (the peak is the peak of the selected allocations).\n";
+
+struct ExportArguments {
+  std::string path;
+  std::string output;
+  const render::OutputFormat* format = nullptr;
+  render::ExportOptions options;
+  replay::EventSelection selection;
+};
+
+uint64_t parse_time(const std::string& option, const std::string& value) {
+  std::optional<uint64_t> ns = parse_duration(value);
+  if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
+  return *ns;
+}
+
+const render::OutputFormat& export_format(const std::optional<std::string>& name) {
+  std::string choices = render::output_format_names(true);
+  if (!name) throw UsageError("--format is required: one of " + choices);
+  const render::OutputFormat* format = render::find_output_format(*name);
+  if (!format || !format->start_export) throw UsageError("--format " + *name + " is not one of: " + choices);
+  return *format;
+}
+
+// nullopt: --help was printed.
+std::optional<ExportArguments> parse(std::span<const std::string> args) {
+  CommandLine line(kHelp, kExitStatusHelp);
+  std::optional<std::string> format, output, what, device, from, to, min_size;
+  ExportArguments out;
+  line.option("--format", "FORMAT", format, "the output: " + render::output_format_names(true) + " (required)");
+  line.option("-o,--output", "FILE", output, "the file to write (required)");
+  line.option("--what", "WHAT", what,
+              "folded and pprof: the bytes live at each device's peak (peak, the default), still live at the end "
+              "(leaked) or ever allocated (allocated)");
+  line.option("--device", "N", device, "only device N's memory");
+  line.option("--from", "TIME", from, "only what was allocated from TIME on (since the trace started: 1.5s, 200ms)");
+  line.option("--to", "TIME", to, "only what was allocated until TIME; the trace ends at TIME");
+  line.option("--min-size", "SIZE", min_size, "only allocations of at least SIZE, e.g. 1MiB");
+  line.flag("--all-frames", out.options.all_frames,
+            "folded and pprof: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
+  line.operand("trace file", out.path);
+  if (!line.parse(args)) return std::nullopt;
+
+  out.format = &export_format(format);
+  if (!output || output->empty()) throw UsageError("-o FILE is required: where to write the " + std::string(out.format->name));
+  out.output = *output;
+  if (what) {
+    if (!out.format->weighed) throw UsageError("--what is for folded and pprof, not " + std::string(out.format->name));
+    std::optional<report::Weighing> weighing = report::weighing_named(*what);
+    if (!weighing) throw UsageError("--what " + *what + " is not one of: peak, leaked, allocated");
+    out.options.what = *weighing;
+  }
+  if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
+  if (from) out.selection.from_ns = parse_time("--from", *from);
+  if (to) out.selection.to_ns = parse_time("--to", *to);
+  if (out.selection.from_ns > out.selection.to_ns) throw UsageError("--from " + *from + " is after --to " + *to);
+  if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
+  return out;
+}
+
+int export_main(std::span<const std::string> args) {
+  std::optional<ExportArguments> arguments = parse(args);
+  if (!arguments) return kExitOk;
+
+  OutputFile output(arguments->output);
+  std::unique_ptr<render::Exporter> exporter = arguments->format->start_export(arguments->options, output);
+  replay::ReplayOptions options;
+  options.selection = arguments->selection;
+  options.listener = exporter->listener();
+  report::Analysis analysis;
+  try {
+    Progress progress(arguments->path);
+    analysis = report::analyze(arguments->path, options, std::ref(progress));
+  } catch (const trace::OpenError& error) {
+    output.discard();
+    return trace_error(arguments->path, error.what());
+  }
+  if (analysis.trace.corrupt) {
+    output.discard();
+    return trace_error(arguments->path, analysis.trace.error);
+  }
+
+  symbolize::Symbolizer symbolizer(analysis.replay->stacks(), [](std::string_view warning) {
+    fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
+  });
+  const replay::StackTable& stacks = analysis.replay->stacks();
+  exporter->finish(analysis, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); });
+  output.close();
+  return kExitOk;
+}
+
+}  // namespace
+
+extern const Command export_command;
+const Command export_command{"export", "the trace for flame graphs, pprof, Perfetto or CSV", export_main};
+
+}  // namespace gpumemtrace::cli
