@@ -25,6 +25,7 @@ struct ReportArguments {
   report::Selection selection;
   std::optional<uint32_t> width;
   bool all_frames = false;
+  std::optional<std::string> output;  // -o FILE, else stdout
 };
 
 uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max) {
@@ -34,20 +35,21 @@ uint64_t parse_count(const std::string& option, const std::string& value, uint64
   return std::stoull(value);
 }
 
-const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name) {
+const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name,
+                                         std::string_view default_format) {
   if (json && name && *name != "json") throw UsageError("--json contradicts --format " + *name);
-  std::string chosen = json ? "json" : name.value_or("text");
+  std::string chosen = json ? "json" : name.value_or(std::string(default_format));
   const render::OutputFormat* format = render::find_output_format(chosen);
   if (!format) throw UsageError("--format " + chosen + " is not one of: " + render::output_format_names());
   return *format;
 }
 
-// "text (for people, the default), json (for machines, see docs/reports.md)"
-std::string format_choices() {
+// "text (for people, the default), json (for machines, see docs/reports.md), ..."
+std::string format_choices(std::string_view default_format) {
   std::string out;
   for (const render::OutputFormat* format : render::output_formats())
     out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", format->name, format->description);
-  return out;
+  return default_format == "text" ? out : out + fmt::format("; here {} is the default", default_format);
 }
 
 // nullopt: --help was printed.
@@ -56,7 +58,10 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   bool json = false;
   std::optional<std::string> format, device, top, min_size, width;
   ReportArguments out;
-  line.option("--format", "NAME", format, "the output: " + format_choices());
+  line.option("--format", "NAME", format, "the output: " + format_choices(command.default_format));
+  line.option("-o,--output", "FILE", out.output,
+              command.needs_output_file ? "the page to write (needed unless stdout is redirected)"
+                                        : "write the output to FILE instead of stdout");
   line.flag("--json", json, "the same as --format json");
   line.flag("--all-frames", out.all_frames,
             "text: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
@@ -67,7 +72,9 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   line.operand("trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
 
-  out.format = &output_format(json, format);
+  out.format = &output_format(json, format, command.default_format);
+  if (command.needs_output_file && !out.output && isatty(STDOUT_FILENO))
+    throw UsageError("the output is a page for a browser: give -o FILE (e.g. -o report.html)");
   if (device) out.selection.device = static_cast<int32_t>(parse_count("--device", *device, INT32_MAX - 1));
   out.selection.top = top ? parse_count("--top", *top, 1'000'000) : command.default_top;
   if (min_size) {
@@ -118,6 +125,10 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
 
   fmt::memory_buffer out;
   arguments->format->render(report, render::RenderOptions{output_columns(arguments->width), arguments->all_frames}, out);
+  if (arguments->output) {
+    write_file(*arguments->output, std::string_view(out.data(), out.size()));
+    return kExitOk;
+  }
   write_stdout(std::string_view(out.data(), out.size()));
   flush_stdout();
   return kExitOk;

@@ -2,11 +2,12 @@
 
 namespace gpumemtrace::render {
 
+extern const OutputFormat html_format;
 extern const OutputFormat json_format;
 extern const OutputFormat text_format;
 
 namespace {
-const OutputFormat* const kFormats[] = {&text_format, &json_format};
+const OutputFormat* const kFormats[] = {&text_format, &json_format, &html_format};
 }  // namespace
 
 std::span<const OutputFormat* const> output_formats() { return kFormats; }
