@@ -36,7 +36,7 @@ MomentsModel moments_model(ModelInput& input) {
       Moment& moment = out.moments.emplace_back();
       moment.time_ns = live.time_ns;
       moment.start_ns = origin + live.slice * width;
-      moment.end_ns = std::min(moment.start_ns + width, std::max(replay.end_time_ns(), moment.start_ns));
+      moment.end_ns = moment.start_ns + width;
       moment.live_bytes = live.live_bytes;
       moment.live_count = live.live_count;
       for (const replay::SiteShare& share : live.sites) moment.sites.push_back(input.site(share));

@@ -29,7 +29,7 @@ TEST(ReportCommands, EachHasHelp) {
 
 TEST(ReportCommands, HelpListsTheFormatsAndTheExitStatus) {
   ProcessResult r = gpumemtrace({"oom", "--help"});
-  EXPECT_NE(r.out.find("  --format NAME    the output: text (for people, the default), json (for machines, see docs/reports.md)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the output: text (for people, the default), json (for machines, see docs/reports.md), html (one self-contained page"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3 for a system\nerror"), std::string::npos) << r.out;
 }
 
@@ -43,7 +43,7 @@ TEST(ReportCommands, BadCommandLinesAreUsageErrors) {
   EXPECT_EQ(r.err, "gpumemtrace growth: unknown option '--frobnicate' (see gpumemtrace growth --help)\n");
   r = gpumemtrace({"summary", "--format", "csv", "x.trace"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "gpumemtrace summary: --format csv is not one of: text, json (see gpumemtrace summary --help)\n");
+  EXPECT_EQ(r.err, "gpumemtrace summary: --format csv is not one of: text, json, html (see gpumemtrace summary --help)\n");
   EXPECT_EQ(gpumemtrace({"summary", "--json", "--format", "text", "x.trace"}).exit_code, 1);
   r = gpumemtrace({"peak", "x.trace", "--top"});
   EXPECT_EQ(r.err, "gpumemtrace peak: option --top needs a value (see gpumemtrace peak --help)\n");
