@@ -8,7 +8,11 @@ packages=(
   libgtest-dev libgmock-dev
   heaptrack zstd  # bench/run.sh measures gpumemtrace against heaptrack
   python3  # Python stacks are tested on every CPython present (pyenv's 3.10-3.13 where the image has them)
+  nodejs  # `gpumemtrace html`: npm ci and esbuild bundle the page's front end (analyzer/html) at build time
+  chromium  # the HTML report's browser test, scripts/screenshot.sh and its benchmark (driven by playwright-core)
 )
+# npm comes with some builds of nodejs (NodeSource's) and is its own package in Debian's.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -15,8 +15,8 @@ export function formatSize(bytes) {
 export function formatTime(ns) {
   const t = Number(ns);
   if (t < 1e3) return `${Math.round(t)} ns`;
-  if (t < 1e6) return `${+(t / 1e3).toFixed(1)} µs`;
-  if (t < 1e9) return `${+(t / 1e6).toFixed(1)} ms`;
+  if (t < 1e6) return `${+(t / 1e3).toFixed(2)} µs`;
+  if (t < 1e9) return `${+(t / 1e6).toFixed(3)} ms`;
   return `${+(t / 1e9).toFixed(3)} s`;
 }
 
