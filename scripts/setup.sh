@@ -10,7 +10,11 @@ packages=(
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev  # export --format pprof: profile.proto
   golang-go  # the pprof export is read back by `go tool pprof` in the tests
   python3  # Python stacks are tested on every CPython present (pyenv's 3.10-3.13 where the image has them)
+  nodejs  # `gpumemtrace html`: npm ci and esbuild bundle the page's front end (analyzer/html) at build time
+  chromium  # the HTML report's browser test, scripts/screenshot.sh and its benchmark (driven by playwright-core)
 )
+# npm comes with some builds of nodejs (NodeSource's) and is its own package in Debian's.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

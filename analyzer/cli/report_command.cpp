@@ -25,11 +25,13 @@ struct ReportArguments {
   report::Selection selection;
   std::optional<uint32_t> width;
   bool all_frames = false;
+  std::optional<std::string> output;  // -o FILE, else stdout
 };
 
-const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name) {
+const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name,
+                                          std::string_view default_format) {
   if (json && name && *name != "json") throw UsageError("--json contradicts --format " + *name);
-  std::string chosen = json ? "json" : name.value_or("text");
+  std::string chosen = json ? "json" : name.value_or(std::string(default_format));
   const render::OutputFormat* format = render::find_output_format(chosen);
   if (format && !format->render && format->start_export)
     throw UsageError("--format " + chosen + " is a format of 'gpumemtrace export', not of the reports");
@@ -38,12 +40,12 @@ const render::OutputFormat& output_format(bool json, const std::optional<std::st
   return *format;
 }
 
-// "text (for people, the default), json (for machines, see docs/reports.md)"
-std::string format_choices() {
+// "text (for people, the default), json (for machines, see docs/reports.md), ..."
+std::string format_choices(std::string_view default_format) {
   std::string out;
   for (const render::OutputFormat* format : render::output_formats())
     if (format->render) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", format->name, format->description);
-  return out;
+  return default_format == "text" ? out : out + fmt::format("; here {} is the default", default_format);
 }
 
 // nullopt: --help was printed.
@@ -52,7 +54,10 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   bool json = false;
   std::optional<std::string> format, device, top, min_size, width;
   ReportArguments out;
-  line.option("--format", "NAME", format, "the output: " + format_choices());
+  line.option("--format", "NAME", format, "the output: " + format_choices(command.default_format));
+  line.option("-o,--output", "FILE", out.output,
+              command.needs_output_file ? "the page to write (needed unless stdout is redirected)"
+                                        : "write the output to FILE instead of stdout");
   line.flag("--json", json, "the same as --format json");
   line.flag("--all-frames", out.all_frames,
             "text: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
@@ -63,7 +68,9 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   line.operand("trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
 
-  out.format = &output_format(json, format);
+  out.format = &output_format(json, format, command.default_format);
+  if (command.needs_output_file && !out.output && isatty(STDOUT_FILENO))
+    throw UsageError("the output is a page for a browser: give -o FILE (e.g. -o report.html)");
   if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
   out.selection.top = top ? parse_number("--top", *top, 1'000'000) : command.default_top;
   if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
@@ -112,6 +119,10 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
     throw UsageError(fmt::format("--format {} renders the peak and leaks reports only", arguments->format->name));
   fmt::memory_buffer out;
   arguments->format->render(report, render::RenderOptions{output_columns(arguments->width), arguments->all_frames}, out);
+  if (arguments->output) {
+    write_file(*arguments->output, std::string_view(out.data(), out.size()));
+    return kExitOk;
+  }
   write_stdout(std::string_view(out.data(), out.size()));
   flush_stdout();
   return kExitOk;

@@ -1,4 +1,4 @@
-// What the report commands (summary, peak, leaks, growth, oom, fragmentation, timeline) share: their
+// What the report commands (summary, peak, leaks, growth, oom, fragmentation, timeline, phases, html) share: their
 // options, reading the trace through the replay model (with progress on a terminal), building the
 // report's model and rendering it in the output format chosen.
 #pragma once
@@ -17,6 +17,8 @@ struct ReportCommand {
   size_t default_top = 10;
   bool takes_width = false;  // --width: timeline only
   report::BuildBody build;   // the report's model
+  std::string_view default_format = "text";
+  bool needs_output_file = false;  // a page, not for a terminal: -o FILE unless stdout is redirected
 };
 
 int run_report(std::span<const std::string> args, const ReportCommand& command);

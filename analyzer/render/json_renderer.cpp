@@ -34,6 +34,19 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
                  [&](const report::FragmentationReport& r) { write_fragmentation(json, "devices", r.fragmentation); },
                  [&](const report::TimelineReport& r) { write_timeline(json, r.timeline); },
                  [&](const report::PhasesReport& r) { write_phases(json, r.phases, stacks); },
+                 [&](const report::ViewerReport& r) {
+                   write_accounts(json, r.summary.accounts);
+                   write_peak(json, r.summary.peak, stacks);
+                   write_leaks(json, r.summary.leaks, stacks, true);
+                   write_growth(json, r.summary.growth, stacks, true);
+                   write_ooms(json, r.summary.ooms, stacks, true);
+                   write_fragmentation(json, "fragmentation", r.summary.fragmentation);
+                   json.begin_object("timeline");
+                   write_timeline(json, r.timeline);
+                   json.end_object();
+                   write_phases(json, r.phases, stacks);
+                   write_moments(json, r.moments, stacks);
+                 },
              },
              report.body);
   json.end_object();

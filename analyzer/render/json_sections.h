@@ -30,5 +30,7 @@ void write_fragmentation(JsonWriter& json, std::string_view key, const report::F
 // "start_ns", "window_ns", "series"
 void write_timeline(JsonWriter& json, const report::TimelineModel& timeline);
 void write_phases(JsonWriter& json, const report::PhasesModel& phases, const report::Stacks& stacks);  // "phases"
+// "moments": {"accounts": [...], "stacks": {ID: [FRAME]}}
+void write_moments(JsonWriter& json, const report::MomentsModel& moments, const report::Stacks& stacks);
 
 }  // namespace gpumemtrace::render

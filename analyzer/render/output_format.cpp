@@ -4,13 +4,14 @@ namespace gpumemtrace::render {
 
 extern const OutputFormat csv_format;
 extern const OutputFormat folded_format;
+extern const OutputFormat html_format;
 extern const OutputFormat json_format;
 extern const OutputFormat perfetto_format;
 extern const OutputFormat pprof_format;
 extern const OutputFormat text_format;
 
 namespace {
-const OutputFormat* const kFormats[] = {&text_format,  &json_format,     &folded_format,
+const OutputFormat* const kFormats[] = {&text_format,  &json_format,     &html_format, &folded_format,
                                         &pprof_format, &perfetto_format, &csv_format};
 }  // namespace
 

@@ -8,15 +8,8 @@ namespace gpumemtrace::render {
 
 namespace {
 
-// The stacks as people read them first: their own code on top (report::user_frames).
-report::Stacks user_stacks(const report::Stacks& stacks) {
-  report::Stacks out;
-  for (const auto& [id, frames] : stacks.frames) out.frames.emplace(id, report::user_frames(frames));
-  return out;
-}
-
 void render_text(const report::Report& report, const RenderOptions& options, fmt::memory_buffer& out) {
-  report::Stacks shown = options.all_frames ? report::Stacks{} : user_stacks(report.stacks);
+  report::Stacks shown = options.all_frames ? report::Stacks{} : report::user_stacks(report.stacks);
   const report::Stacks& stacks = options.all_frames ? report.stacks : shown;
   append_trace_header(out, report.trace);
   out.push_back('\n');
@@ -36,6 +29,16 @@ void render_text(const report::Report& report, const RenderOptions& options, fmt
                  [&](const report::FragmentationReport& r) { append_fragmentation(out, r.fragmentation, true); },
                  [&](const report::TimelineReport& r) { append_timeline(out, r.timeline, options.columns); },
                  [&](const report::PhasesReport& r) { append_phases(out, r.phases, stacks); },
+                 [&](const report::ViewerReport& r) {  // the live sets at moments are for a viewer's clicks
+                   append_accounts(out, r.summary.accounts);
+                   append_peak(out, r.summary.peak, stacks, false);
+                   append_leaks(out, r.summary.leaks, stacks, false);
+                   append_growth(out, r.summary.growth, stacks, false);
+                   append_ooms(out, r.summary.ooms, stacks, false);
+                   append_fragmentation(out, r.summary.fragmentation, false);
+                   append_timeline(out, r.timeline, options.columns);
+                   append_phases(out, r.phases, stacks);
+                 },
              },
              report.body);
 }

@@ -26,6 +26,7 @@ class ModelInput {
   ModelInput(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, Stacks& stacks)
       : analysis_(analysis), selection_(selection), symbolize_(std::move(symbolize)), stacks_(stacks) {}
 
+  const Analysis& analysis() const { return analysis_; }
   const TraceInfo& trace() const { return analysis_.trace; }
   const replay::Replay& replay() const { return *analysis_.replay; }
   const Selection& selection() const { return selection_; }

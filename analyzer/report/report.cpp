@@ -14,6 +14,9 @@ OomReport oom_report(ModelInput& input) { return {oom_model(input)}; }
 FragmentationReport fragmentation_report(ModelInput& input) { return {fragmentation_model(input)}; }
 TimelineReport timeline_report(ModelInput& input) { return {timeline_model(input)}; }
 PhasesReport phases_report(ModelInput& input) { return {phases_model(input)}; }
+ViewerReport viewer_report(ModelInput& input) {
+  return {summary_report(input), timeline_model(input), phases_model(input), moments_model(input)};
+}
 
 const std::vector<SiteFigures>* report_sites(const ReportBody& body) {
   if (const auto* peak = std::get_if<PeakReport>(&body)) return &peak->peak.sites;

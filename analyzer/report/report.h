@@ -10,6 +10,7 @@
 #include "analyzer/report/growth_model.h"
 #include "analyzer/report/leaks_model.h"
 #include "analyzer/report/model_input.h"
+#include "analyzer/report/moments_model.h"
 #include "analyzer/report/oom_model.h"
 #include "analyzer/report/peak_model.h"
 #include "analyzer/report/phases_model.h"
@@ -59,8 +60,17 @@ struct PhasesReport {
   PhasesModel phases;
 };
 
+// Everything at once, for a viewer (`gpumemtrace html`): every model, and the live sets at moments of
+// the timeline.
+struct ViewerReport {
+  SummaryReport summary;
+  TimelineModel timeline;
+  PhasesModel phases;
+  MomentsModel moments;
+};
+
 using ReportBody = std::variant<SummaryReport, PeakReport, LeaksReport, GrowthReport, OomReport,
-                                FragmentationReport, TimelineReport, PhasesReport>;
+                                FragmentationReport, TimelineReport, PhasesReport, ViewerReport>;
 
 struct Report {
   TraceHeader trace;
@@ -76,6 +86,7 @@ OomReport oom_report(ModelInput& input);
 FragmentationReport fragmentation_report(ModelInput& input);
 TimelineReport timeline_report(ModelInput& input);
 PhasesReport phases_report(ModelInput& input);
+ViewerReport viewer_report(ModelInput& input);
 
 using BuildBody = ReportBody (*)(ModelInput& input);
 // One of the builders above as a BuildBody: build_body<peak_report>.

@@ -118,4 +118,10 @@ std::string compact_stack(std::span<const symbolize::Frame> all_frames, size_t m
   return out.empty() ? std::string("(no stack recorded)") : out;
 }
 
+Stacks user_stacks(const Stacks& stacks) {
+  Stacks out;
+  for (const auto& [id, frames] : stacks.frames) out.frames.emplace(id, user_frames(frames));
+  return out;
+}
+
 }  // namespace gpumemtrace::report

@@ -23,6 +23,8 @@ std::string frame_text(const symbolize::Frame& frame);
 // them and the interpreter's start-up frames beyond the outermost one. Native frames of extension code
 // between Python frames stay. A stack of machinery only is kept whole.
 Frames user_frames(std::span<const symbolize::Frame> frames);
+// Every stack as user_frames() of it: their own code on top.
+Stacks user_stacks(const Stacks& stacks);
 // The frames that tell where in the program: of user_frames(), those with source information up to main,
 // at most max_frames, joined by " ← "; the innermost frames when none has source information.
 std::string compact_stack(std::span<const symbolize::Frame> frames, size_t max_frames = 3);

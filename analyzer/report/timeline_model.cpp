@@ -2,15 +2,21 @@
 
 namespace gpumemtrace::report {
 
-TimelineModel timeline_model(ModelInput& input) {
-  const replay::Replay& replay = input.replay();
-  const replay::Accounts& accounts = replay.accounts();
+std::vector<replay::AccountId> timeline_accounts(const ModelInput& input) {
+  const replay::Accounts& accounts = input.replay().accounts();
   SiteFilter filter = input.filter(false);
   std::vector<replay::AccountId> shown;
   for (replay::AccountId id : accounts.devices())
     if (wanted_account(accounts[id], filter)) shown.push_back(id);
   for (replay::AccountId id : {replay::Accounts::kManaged, replay::Accounts::kHostPinned})
     if (accounts[id].allocations > 0 && wanted_account(accounts[id], filter)) shown.push_back(id);
+  return shown;
+}
+
+TimelineModel timeline_model(ModelInput& input) {
+  const replay::Replay& replay = input.replay();
+  const replay::Accounts& accounts = replay.accounts();
+  std::vector<replay::AccountId> shown = timeline_accounts(input);
 
   TimelineModel model;
   model.started = replay.timeline_clock().started();

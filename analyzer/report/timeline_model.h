@@ -25,6 +25,8 @@ struct TimelineModel {
   std::optional<int32_t> device;       // --device
 };
 
+// The accounts a timeline shows: the wanted devices, then managed and pinned host memory when used.
+std::vector<replay::AccountId> timeline_accounts(const ModelInput& input);
 TimelineModel timeline_model(ModelInput& input);
 
 }  // namespace gpumemtrace::report

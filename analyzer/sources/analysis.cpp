@@ -14,22 +14,31 @@ std::string command_of(const trace::Process& process) {
   return out;
 }
 
-}  // namespace
-
-Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress) {
-  trace::Reader reader(path);
-  Analysis analysis;
-  analysis.replay = std::make_unique<replay::Replay>(options);
-  replay::Replay& replay = *analysis.replay;
+// Reads records (at most `limit`) into on_record(record), telling `progress` now and then.
+template <typename OnRecord>
+void read_records(trace::Reader& reader, uint64_t limit, const ProgressFn& progress, OnRecord on_record) {
   constexpr uint64_t kProgressEvery = uint64_t{1} << 20;  // records
   uint64_t until_progress = kProgressEvery;
-  while (const trace::Record* record = reader.next()) {
-    replay.on_record(*record, reader);
+  while (reader.records() < limit) {
+    const trace::Record* record = reader.next();
+    if (!record) return;
+    on_record(*record);
     if (--until_progress == 0) {
       until_progress = kProgressEvery;
       if (progress) progress(reader.stop_offset(), reader.file_size());
     }
   }
+}
+
+}  // namespace
+
+Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress) {
+  trace::Reader reader(path);
+  Analysis analysis;
+  analysis.options = options;
+  analysis.replay = std::make_unique<replay::Replay>(options);
+  replay::Replay& replay = *analysis.replay;
+  read_records(reader, UINT64_MAX, progress, [&](const trace::Record& record) { replay.on_record(record, reader); });
   replay.finish(reader);
 
   TraceInfo& info = analysis.trace;
@@ -46,6 +55,20 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   info.stop_offset = reader.stop_offset();
   info.file_size = reader.file_size();
   return analysis;
+}
+
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
+                                                          const ProgressFn& progress) {
+  trace::Reader reader(analysis.trace.path);
+  replay::Replay replay(analysis.options);
+  replay::LiveMoments moments(std::move(plan));
+  // As many records as the first reading: a trace still being written may have grown since.
+  read_records(reader, analysis.trace.records, progress, [&](const trace::Record& record) {
+    moments.before(replay, reader.time_ns());
+    replay.on_record(record, reader);
+    moments.after(replay, reader.time_ns());
+  });
+  return moments.moments();
 }
 
 }  // namespace gpumemtrace::report

@@ -5,7 +5,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "analyzer/replay/live_moments.h"
 #include "analyzer/replay/replay.h"
 
 namespace gpumemtrace::report {
@@ -25,6 +27,7 @@ struct TraceInfo {
 
 struct Analysis {
   TraceInfo trace;
+  replay::ReplayOptions options;  // what the replay was made with
   std::unique_ptr<replay::Replay> replay;
 };
 
@@ -34,5 +37,10 @@ using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
 // Throws trace::OpenError when the file is not a trace this build can read. A corrupt trace is read up
 // to the damage and flagged (trace.corrupt, trace.error).
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {});
+
+// Reads the analyzed trace a second time, through a fresh replay with the same options (so stacks and
+// sites get the same ids), to find the live sets of the plan's moments.
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
+                                                          const ProgressFn& progress = {});
 
 }  // namespace gpumemtrace::report

@@ -29,8 +29,8 @@ TEST(ReportCommands, EachHasHelp) {
 
 TEST(ReportCommands, HelpListsTheFormatsAndTheExitStatus) {
   ProcessResult r = gpumemtrace({"oom", "--help"});
-  EXPECT_NE(r.out.find("  --format NAME    the output: text (for people, the default), json (for machines, see docs/reports.md), "
-                       "folded (folded stacks for flame graphs; peak and leaks only), pprof (a gzipped profile.proto "
+  EXPECT_NE(r.out.find("  --format NAME      the output: text (for people, the default), json (for machines, see docs/reports.md), "
+                       "html (one self-contained page for a browser: `gpumemtrace html` has it all), folded (folded stacks for flame graphs; peak and leaks only), pprof (a gzipped profile.proto "
                        "for go tool pprof; peak and leaks only)\n"),
             std::string::npos)
       << r.out;
@@ -51,7 +51,7 @@ TEST(ReportCommands, BadCommandLinesAreUsageErrors) {
             "gpumemtrace summary: --format csv is a format of 'gpumemtrace export', not of the reports (see gpumemtrace "
             "summary --help)\n");
   r = gpumemtrace({"summary", "--format", "svg", "x.trace"});
-  EXPECT_EQ(r.err, "gpumemtrace summary: --format svg is not one of: text, json, folded, pprof (see gpumemtrace summary --help)\n");
+  EXPECT_EQ(r.err, "gpumemtrace summary: --format svg is not one of: text, json, html, folded, pprof (see gpumemtrace summary --help)\n");
   EXPECT_EQ(gpumemtrace({"summary", "--json", "--format", "text", "x.trace"}).exit_code, 1);
   r = gpumemtrace({"peak", "x.trace", "--top"});
   EXPECT_EQ(r.err, "gpumemtrace peak: option --top needs a value (see gpumemtrace peak --help)\n");

@@ -1,0 +1,30 @@
+// gpumemtrace html TRACE -o report.html: one self-contained page with everything the other reports say,
+// and the live set at any moment of the timeline.
+#include "analyzer/cli/command.h"
+#include "analyzer/cli/report_command.h"
+
+namespace gpumemtrace::cli {
+
+namespace {
+
+constexpr std::string_view kHelp =
+    "usage: gpumemtrace html [options] -o FILE TRACE\n"
+    "\n"
+    "Writes one HTML file that a browser opens offline (nothing is fetched; attach it to a bug report):\n"
+    "a zoomable timeline of each device's live memory with the peak, the out-of-memory failures and the\n"
+    "phases marked; a click on it shows what was live at that moment, as an icicle of call stacks and as a\n"
+    "sortable table; the leaks and the growing stacks as collapsible trees; each out-of-memory failure with\n"
+    "its verdict and evidence; the phases and fragmentation. The page keeps at most 256 moments per device,\n"
+    "each with its 100 largest stacks, so its size does not grow with the number of events; the trace is\n"
+    "read twice. --top and --min-size apply to the peak, leak, growth and OOM lists (default --top 20).\n";
+
+int html_main(std::span<const std::string> args) {
+  return run_report(args, ReportCommand{kHelp, 20, false, report::build_body<report::viewer_report>, "html", true});
+}
+
+}  // namespace
+
+extern const Command html_command;
+const Command html_command{"html", "one self-contained interactive HTML page about a trace", html_main};
+
+}  // namespace gpumemtrace::cli

@@ -1,0 +1,159 @@
+// gpumemtrace html: the page of the known workload (programs/known_workload.cpp) opened in Debian's headless
+// Chromium by playwright-core (analyzer/html/tools/open_report.cjs): no console errors and nothing fetched,
+// the timeline and the flame graph drawn (the screenshot is kept in the build tree), and a click on the
+// timeline shows the live set of that moment, checked against the analyzer's own figures (`summary
+// --json`, `timeline --json`). Skipped, saying why, without chromium, node or the npm packages.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/traced_run.h"
+
+namespace gpumemtrace::test {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+ProcessResult gpumemtrace(std::vector<std::string> args) {
+  args.insert(args.begin(), bin_dir() + "/gpumemtrace");
+  return run_process(args);
+}
+
+nlohmann::json json_of(const std::vector<std::string>& args) {
+  ProcessResult r = gpumemtrace(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+// The report's JSON, as embedded in the page.
+nlohmann::json embedded_json(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"gpumemtrace-data\">";
+  size_t start = page.find(open);
+  if (start == std::string::npos) return nullptr;
+  start += open.size();
+  return nlohmann::json::parse(page.substr(start, page.find("</script>", start) - start));
+}
+
+class HtmlReport : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    run_ = new TracedRun(run_traced("report_prog_known"));
+    page_ = run_->dir + "/report.html";
+    html_ = new ProcessResult(gpumemtrace({"html", run_->trace, "-o", page_}));
+  }
+  static void TearDownTestSuite() {
+    delete run_;
+    delete html_;
+  }
+  static TracedRun* run_;
+  static ProcessResult* html_;
+  static std::string page_;
+};
+TracedRun* HtmlReport::run_ = nullptr;
+ProcessResult* HtmlReport::html_ = nullptr;
+std::string HtmlReport::page_;
+
+TEST_F(HtmlReport, IsOneFileThatFetchesNothing) {
+  ASSERT_EQ(run_->result.exit_code, 0) << run_->result.err;
+  ASSERT_EQ(html_->exit_code, 0) << html_->err;
+  EXPECT_EQ(html_->out, "");
+  std::string page = read_file(page_);
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* outside : {"<script src", "<link", "url(http", "@import"})
+    EXPECT_EQ(page.find(outside), std::string::npos) << outside;
+  nlohmann::json data = embedded_json(page);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["devices"][0]["peak_bytes"], 34 * kMiB);
+  ASSERT_EQ(data["moments"]["accounts"].size(), 3u);  // device 0, managed and pinned host memory
+  EXPECT_LE(data["moments"]["accounts"][0]["moments"].size(), 256u);
+  EXPECT_FALSE(data["timeline"]["series"].empty());
+}
+
+TEST_F(HtmlReport, CommandLine) {
+  ProcessResult help = gpumemtrace({"html", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out.rfind("usage: gpumemtrace html [options] -o FILE TRACE\n", 0), 0u) << help.out;
+  EXPECT_NE(help.out.find("256 moments per device"), std::string::npos);
+  ProcessResult unwritable = gpumemtrace({"html", run_->trace, "-o", "/nonexistent/dir/report.html"});
+  EXPECT_EQ(unwritable.exit_code, 3);
+  EXPECT_EQ(unwritable.err, "gpumemtrace html: cannot write /nonexistent/dir/report.html: No such file or directory\n");
+  ProcessResult not_a_trace = gpumemtrace({"html", page_, "-o", run_->dir + "/x.html"});
+  EXPECT_EQ(not_a_trace.exit_code, 2);
+}
+
+bool exists(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0;
+}
+
+TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
+  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
+  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
+    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  ASSERT_EQ(html_->exit_code, 0) << html_->err;
+
+  nlohmann::json summary = json_of({"summary", "--json", run_->trace});
+  nlohmann::json timeline = json_of({"timeline", "--json", run_->trace});
+  uint64_t peak_ns = summary["devices"][0]["peak_time_ns"];
+  uint64_t peak_bytes = summary["devices"][0]["peak_bytes"];
+  ASSERT_EQ(peak_bytes, 34 * kMiB);
+  uint64_t start = timeline["start_ns"], window = timeline["window_ns"];
+  std::vector<uint64_t> slices = timeline["series"][0]["max_bytes"];
+  uint64_t early_ns = start + slices.size() * window / 20;  // 5% in: the first steps, far below the peak
+
+  mkdir(ARTIFACT_DIR, 0755);
+  std::string screenshot = std::string(ARTIFACT_DIR) + "/html_report.png";
+  ProcessResult browser = run_process(
+      {NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page_, "--screenshot", screenshot, "--full-page", "--click-ns", std::to_string(early_ns),
+       "--click-ns", std::to_string(peak_ns)},
+      {{"NODE_PATH", NODE_MODULES}});
+  ASSERT_EQ(browser.exit_code, 0) << browser.err;
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  RecordProperty("open_ms", std::to_string(seen["open_ms"].get<int>()));
+
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  EXPECT_EQ(seen["timelines"], 3);  // device 0, managed and pinned host memory
+  EXPECT_GT(seen["flame_frames"].get<int>(), 3);
+  EXPECT_TRUE(exists(screenshot));
+
+  // The first click: the moment of the clicked slices, holding the most the analyzer's timeline drew there.
+  const nlohmann::json& early = seen["clicks"][0];
+  uint64_t from = early["start_ns"], to = early["end_ns"];
+  ASSERT_LE(from, early_ns);
+  ASSERT_LT(early_ns, to);
+  uint64_t most = 0;
+  for (size_t i = (from - start) / window; i < slices.size() && start + i * window < to; ++i) most = std::max(most, slices[i]);
+  EXPECT_EQ(early["live_bytes"], most);
+  EXPECT_LT(early["live_bytes"].get<uint64_t>(), peak_bytes);
+  uint64_t listed = 0;
+  for (const nlohmann::json& row : early["rows"]) listed += row["bytes"].get<uint64_t>();
+  EXPECT_EQ(listed, most);
+
+  // The second click, on the peak: the analyzer's peak and the three stacks live then.
+  const nlohmann::json& peak = seen["clicks"][1];
+  EXPECT_EQ(peak["moment_ns"], peak_ns);
+  EXPECT_EQ(peak["live_bytes"], peak_bytes);
+  ASSERT_EQ(peak["rows"].size(), 3u) << peak.dump();
+  auto row_starting = [&](const std::string& function) {
+    for (const nlohmann::json& row : peak["rows"])
+      if (row["where"].get<std::string>().rfind(function + " (known_workload.cpp:", 0) == 0) return row;
+    ADD_FAILURE() << "no row for " << function << " in " << peak["rows"].dump();
+    return nlohmann::json::object();
+  };
+  EXPECT_EQ(row_starting("alloc_scratch")["bytes"], 16 * kMiB);
+  EXPECT_EQ(row_starting("alloc_history")["bytes"], 10 * kMiB);
+  EXPECT_EQ(row_starting("alloc_history")["allocations"], 10);
+  EXPECT_EQ(row_starting("alloc_weights")["bytes"], 8 * kMiB);
+  EXPECT_EQ(row_starting("alloc_weights")["allocations"], 2);
+  std::vector<std::string> flame = peak["flame_names"];
+  EXPECT_TRUE(std::any_of(flame.begin(), flame.end(), [](const std::string& name) {
+    return name.rfind("alloc_history (known_workload.cpp:", 0) == 0;
+  })) << peak["flame_names"].dump();
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test
