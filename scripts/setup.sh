@@ -7,6 +7,7 @@ packages=(
   libunwind-dev libfmt-dev libdw-dev libelf-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   heaptrack zstd  # bench/run.sh measures gpumemtrace against heaptrack
+  libxml2-utils  # xmllint: the tests validate `check --junit` against tests/analyzer/junit.xsd
   python3  # Python stacks are tested on every CPython present (pyenv's 3.10-3.13 where the image has them)
 )
 

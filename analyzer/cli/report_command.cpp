@@ -27,13 +27,6 @@ struct ReportArguments {
   bool all_frames = false;
 };
 
-uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max) {
-  if (value.empty() || value.size() > 10 || value.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoull(value) > max)
-    throw UsageError(option + " " + value + " is not a number from 0 to " + std::to_string(max));
-  return std::stoull(value);
-}
-
 const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name) {
   if (json && name && *name != "json") throw UsageError("--json contradicts --format " + *name);
   std::string chosen = json ? "json" : name.value_or("text");

@@ -21,6 +21,19 @@ void flush_stdout() {
   if (std::fflush(stdout) != 0) fail();
 }
 
+void write_output_file(const std::string& path, std::string_view bytes) {
+  if (path == "-") {
+    write_stdout(bytes);
+    flush_stdout();
+    return;
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  bool written = file && std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  int error = errno;
+  if (file && std::fclose(file) != 0 && written) written = false, error = errno;
+  if (!written) throw OutputError("cannot write " + path + ": " + std::strerror(error));
+}
+
 void BufferedStdout::write() {
   write_stdout(std::string_view(buffer_.data(), buffer_.size()));
   buffer_.clear();

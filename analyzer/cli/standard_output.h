@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace gpumemtrace::cli {
@@ -18,6 +19,9 @@ class OutputError : public std::runtime_error {
 void write_stdout(std::string_view bytes);
 // Flushes stdout; throws OutputError when it cannot.
 void flush_stdout();
+
+// Writes the bytes to the file, or to stdout for "-"; throws OutputError when they cannot be written.
+void write_output_file(const std::string& path, std::string_view bytes);
 
 // Collects output and writes it to stdout in large blocks: a dump can have hundreds of millions of lines.
 class BufferedStdout {
