@@ -12,6 +12,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 1;     // bad command line, or the tool is not set up (library missing)
 inline constexpr int kExitBadTrace = 2;  // unreadable, foreign, wrong-version or corrupt trace
 inline constexpr int kExitSystem = 3;    // the system refused: the output cannot be written, out of memory
+inline constexpr int kExitOverBudget = 1;  // `check` only: a limit was exceeded (check's bad command line is 2)
 
 // The end of every analyzing command's --help.
 inline constexpr std::string_view kExitStatusHelp =

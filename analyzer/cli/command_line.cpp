@@ -24,6 +24,13 @@ std::string help_names(const std::string& names, std::string_view value_name) {
 
 }  // namespace
 
+uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max) {
+  if (value.empty() || value.size() > 10 || value.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoull(value) > max)
+    throw UsageError(option + " " + value + " is not a number from 0 to " + std::to_string(max));
+  return std::stoull(value);
+}
+
 CommandLine::CommandLine(std::string_view usage_and_purpose, std::string_view epilogue)
     : app_(std::make_unique<CLI::App>()), usage_and_purpose_(usage_and_purpose), epilogue_(epilogue) {
   app_->set_help_flag();
@@ -50,6 +57,12 @@ void CommandLine::operand(std::string noun, std::string& value) {
   noun_ = std::move(noun);
 }
 
+void CommandLine::operands(std::string noun, std::vector<std::string>& values, size_t count) {
+  noun_ = std::move(noun);
+  operands_ = &values;
+  operand_count_ = count;
+}
+
 void CommandLine::rest(std::string noun, std::vector<std::string>& value) {
   app_->prefix_command();
   noun_ = std::move(noun);
@@ -73,6 +86,8 @@ bool CommandLine::parse(std::span<const std::string> args) {
   }
   if (rest_)
     take_rest(app_->remaining());
+  else if (operands_)
+    take_operands(app_->remaining());
   else
     take_operand(app_->remaining());
   return true;
@@ -91,6 +106,21 @@ void CommandLine::take_operand(const std::vector<std::string>& leftovers) const 
     }
   }
   if (!operand_->count()) throw UsageError("expects a " + noun_);
+}
+
+void CommandLine::take_operands(const std::vector<std::string>& leftovers) const {
+  bool operands_only = false;
+  operands_->clear();
+  for (const std::string& arg : leftovers) {
+    if (arg == "--" && !operands_only)
+      operands_only = true;
+    else if (!operands_only && looks_like_option(arg))
+      throw UsageError("unknown option '" + arg + "'");
+    else
+      operands_->push_back(arg);
+  }
+  if (operands_->size() != operand_count_)
+    throw UsageError(fmt::format("expects {} {}s, got {}", operand_count_, noun_, operands_->size()));
 }
 
 // Everything from the first argument that is not an option: a leading "--" goes, an unknown option

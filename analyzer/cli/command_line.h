@@ -18,6 +18,9 @@ class Option;
 
 namespace gpumemtrace::cli {
 
+// The value of `option` as a number from 0 to max; throws UsageError otherwise.
+uint64_t parse_count(const std::string& option, const std::string& value, uint64_t max);
+
 class CommandLine {
  public:
   // The help is usage_and_purpose ("usage: ...", what the command does), the options, then epilogue.
@@ -33,6 +36,8 @@ class CommandLine {
               std::string description);
   // Exactly one operand; `noun` names it in messages ("trace file").
   void operand(std::string noun, std::string& value);
+  // Exactly `count` operands, in order (diff's A and B); `noun` names one in messages.
+  void operands(std::string noun, std::vector<std::string>& values, size_t count);
   // The first operand and everything after it, untouched: options after it are its own.
   void rest(std::string noun, std::vector<std::string>& value);
 
@@ -47,6 +52,7 @@ class CommandLine {
   };
   void take_operand(const std::vector<std::string>& leftovers) const;
   void take_rest(std::vector<std::string> leftovers) const;
+  void take_operands(const std::vector<std::string>& leftovers) const;
 
   std::unique_ptr<CLI::App> app_;
   std::string usage_and_purpose_;
@@ -56,6 +62,8 @@ class CommandLine {
   std::string noun_;  // of the operand, or the rest
   CLI::Option* operand_ = nullptr;
   std::vector<std::string>* rest_ = nullptr;
+  std::vector<std::string>* operands_ = nullptr;
+  size_t operand_count_ = 0;
 };
 
 // The value of an option: a whole number from 0 to max, or a size ("1MiB", "4096"). Throw UsageError.

@@ -4,6 +4,9 @@
 
 namespace gpumemtrace::cli {
 
+extern const Command baseline_command;
+extern const Command check_command;
+extern const Command diff_command;
 extern const Command dump_command;
 extern const Command export_command;
 extern const Command fragmentation_command;
@@ -20,7 +23,8 @@ extern const Command timeline_command;
 namespace {
 const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
-                                    &timeline_command, &phases_command, &export_command, &html_command};
+                                    &timeline_command, &phases_command, &export_command, &html_command,
+                                    &check_command,    &baseline_command, &diff_command};
 }  // namespace
 
 std::span<const Command* const> commands() { return kCommands; }

@@ -29,7 +29,8 @@ void print_tool_help() {
       "'gpumemtrace COMMAND --help' describes a command; 'gpumemtrace --version' prints the version.\n"
       "\n"
       "Exit status: 0 analyzed, 1 bad command line, 2 unreadable input, 3 system error (the output cannot be\n"
-      "written, out of memory); `run` exits with the program's own status once the program has started.\n",
+      "written, out of memory); `run` exits with the program's own status once the program has started;\n"
+      "`check` exits 1 when a limit is exceeded and 2 for a bad command line (see gpumemtrace check --help).\n",
       gpumemtrace::render::output_format_names());
 }
 

@@ -120,7 +120,7 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   fmt::memory_buffer out;
   arguments->format->render(report, render::RenderOptions{output_columns(arguments->width), arguments->all_frames}, out);
   if (arguments->output) {
-    write_file(*arguments->output, std::string_view(out.data(), out.size()));
+    write_output_file(*arguments->output, std::string_view(out.data(), out.size()));
     return kExitOk;
   }
   write_stdout(std::string_view(out.data(), out.size()));

@@ -13,6 +13,7 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/tracer_layout.h"
+#include "common/output_pattern.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::cli {
@@ -28,7 +29,10 @@ constexpr std::string_view kHelp =
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
     "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
     "process's trace, named after it with their pid appended, unless GPUMEMTRACE_OUTPUT gives another\n"
-    "pattern (%p pid, %h host, %r rank). Everything from CMD on is CMD's own, options included.\n"
+    "pattern. In -o FILE and GPUMEMTRACE_OUTPUT, %p is the pid, %h the host name, %r the rank (RANK,\n"
+    "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID; 0 when none is set) and %% a percent sign:\n"
+    "`srun gpumemtrace run -o 'mem-%r.trace' -- python train.py` writes one trace per rank.\n"
+    "Everything from CMD on is CMD's own, options included.\n"
     "\n"
     "--cupti adds NVIDIA's CUPTI to the preloaded hooks: memory-pool sizes and release thresholds, and\n"
     "allocations the hooks cannot see. --inject traces through CUPTI alone, without LD_PRELOAD: the CUDA\n"
@@ -55,7 +59,8 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   CommandLine line(kHelp, kExitStatus);
   RunOptions options;
   std::optional<std::string> output;
-  line.option("-o,--output", "FILE", output, "the trace of CMD's process (default: gpumemtrace-PID.trace here)");
+  line.option("-o,--output", "FILE", output,
+              "the trace of CMD's process, %p %h %r expanded (default: gpumemtrace-PID.trace here)");
   line.flag("--cupti", options.cupti, "also record CUPTI's memory and memory-pool activity (GPUMEMTRACE_CUPTI=1)");
   line.flag("--inject", options.inject,
             "trace through CUPTI alone, loaded by the CUDA driver (CUDA_INJECTION64_PATH), not LD_PRELOAD");
@@ -136,8 +141,14 @@ int run_main(std::span<const std::string> args) {
                        "CMD runs untraced\n");
 
   fs::path cwd = fs::current_path();
-  auto root_trace = [&](pid_t pid) { return options->output.value_or(cwd / fmt::format("gpumemtrace-{}.trace", pid)); };
-  std::optional<fs::file_time_type> before = options->output ? modification_time(*options->output) : std::nullopt;
+  auto root_trace = [&](pid_t pid) {
+    return options->output ? fs::path(expand_output_pattern(options->output->string(), pid))
+                           : cwd / fmt::format("gpumemtrace-{}.trace", pid);
+  };
+  // A pattern with %p names a new file; without it, a file already there must not pass for the new trace.
+  bool names_pid = options->output && options->output->string().find("%p") != std::string::npos;
+  std::optional<fs::file_time_type> before =
+      options->output && !names_pid ? modification_time(root_trace(0)) : std::nullopt;
   const char* output_pattern = getenv("GPUMEMTRACE_OUTPUT");
   bool set_pattern = !output_pattern || !*output_pattern;
 

@@ -21,15 +21,16 @@ void flush_stdout() {
   if (std::fflush(stdout) != 0) fail();
 }
 
-void write_file(const std::string& path, std::string_view bytes) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
-  bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  int error = errno;
-  if (std::fclose(file) != 0 && written) {
-    written = false;
-    error = errno;
+void write_output_file(const std::string& path, std::string_view bytes) {
+  if (path == "-") {
+    write_stdout(bytes);
+    flush_stdout();
+    return;
   }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  bool written = file && std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  int error = errno;
+  if (file && std::fclose(file) != 0 && written) written = false, error = errno;
   if (!written) throw OutputError("cannot write " + path + ": " + std::strerror(error));
 }
 

@@ -45,6 +45,7 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   info.path = path;
   if (const trace::Process* process = reader.process()) {
     info.pid = process->pid;
+    info.rank = process->rank;
     info.command = command_of(*process);
   }
   info.complete = reader.status() == trace::Status::Complete;

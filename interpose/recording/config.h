@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "common/output_pattern.h"
+
 namespace gpumemtrace::interpose {
 
 struct Config {
@@ -20,8 +22,7 @@ struct Config {
   static Config from_environment();
 };
 
-// The trace path of the process with this pid: the root path for the root, else the pattern expanded.
-std::string expand_output_pattern(const std::string& pattern, long pid);
-int current_rank();  // RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, or -1
+using gpumemtrace::current_rank;           // common/output_pattern.h
+using gpumemtrace::expand_output_pattern;
 
 }  // namespace gpumemtrace::interpose

@@ -96,6 +96,23 @@ TEST_F(RunCommand, InjectNamesTheTracerForTheDriverInsteadOfPreloadingIt) {
   EXPECT_EQ(r.err, "gpumemtrace: no trace was written: no CUDA driver loaded the tracer (--inject needs one)\n");
 }
 
+TEST_F(RunCommand, OutputPatternIsExpandedForTheTopProcess) {
+  EnvChanges env = {{"LD_PRELOAD", {}}, {"GPUMEMTRACE_OUTPUT", {}}, {"RANK", "3"}};
+  ProcessResult r = run(prefix_, {"-o", dir_ + "/x-%r.gmt", "--", "/usr/bin/env"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto vars = parse_env(r.out);
+  EXPECT_EQ(vars["GPUMEMTRACE_OUTPUT_ROOT"], dir_ + "/x-3.gmt");
+  EXPECT_EQ(vars["GPUMEMTRACE_OUTPUT"], dir_ + "/x-3.gmt.%p");  // children beside it
+
+  env["RANK"] = std::nullopt;
+  env["SLURM_PROCID"] = "5";
+  r = run(prefix_, {"-o", dir_ + "/y-%r-%p-100%%.gmt", "--", "/usr/bin/env"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  vars = parse_env(r.out);
+  EXPECT_EQ(vars["GPUMEMTRACE_OUTPUT_ROOT"], dir_ + "/y-5-" + vars["GPUMEMTRACE_ROOT_PID"] + "-100%.gmt");
+  EXPECT_EQ(vars["GPUMEMTRACE_OUTPUT"], dir_ + "/y-5-" + vars["GPUMEMTRACE_ROOT_PID"] + "-100%%.gmt.%p");
+}
+
 TEST_F(RunCommand, OutputPathIsMadeAbsoluteAndAUsersPatternIsKept) {
   for (std::vector<std::string> option : std::vector<std::vector<std::string>>{{"-o", "relative.trace"},
                                                                                {"--output", "relative.trace"},

@@ -1,0 +1,111 @@
+#include "analyzer/report/run_profile.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analyzer/report/growth.h"
+#include "analyzer/report/stack_text.h"
+
+namespace gpumemtrace::report {
+
+namespace {
+
+std::string frame_signature(const symbolize::Frame& frame) {
+  if (frame.kind == symbolize::FrameKind::Truncated) return "…";
+  std::string_view where = !frame.file.empty() ? basename_of(frame.file) : basename_of(frame.module);
+  std::string function = frame.function.empty() ? "?" : frame.function;
+  return where.empty() ? function : function + " (" + std::string(where) + ")";
+}
+
+}  // namespace
+
+std::string stack_signature(std::span<const symbolize::Frame> frames) {
+  std::string out;
+  for (const symbolize::Frame& frame : user_frames(frames)) {
+    if (!out.empty()) out += " ← ";
+    out += frame_signature(frame);
+    // The C library's start-up frames beyond main differ from machine to machine (with or without its
+    // debug information): a baseline recorded on one must match on another.
+    if (frame.kind == symbolize::FrameKind::Native && frame.function == "main") break;
+  }
+  return out.empty() ? "(no stack)" : out;
+}
+
+RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize) {
+  const replay::Replay& replay = *analysis.replay;
+  RunProfile profile;
+  if (analysis.trace.rank >= 0) profile.rank = analysis.trace.rank;
+  profile.source = analysis.trace.path;
+  profile.complete = analysis.trace.complete;
+
+  std::map<replay::StackId, std::string> signatures;
+  auto signature = [&](replay::StackId id) -> const std::string& {
+    auto found = signatures.find(id);
+    if (found == signatures.end()) found = signatures.emplace(id, stack_signature(symbolize(id))).first;
+    return found->second;
+  };
+  std::map<replay::AccountId, uint64_t> growth;
+  for (const Growth& grown : find_growth(replay)) growth[replay.sites()[grown.site].account] += grown.bytes;
+
+  std::map<int32_t, DeviceProfile> devices;
+  std::map<replay::AccountId, std::map<std::string, StackBytes>> stacks;
+  for (replay::AccountId id : replay.accounts().devices()) {
+    const replay::Account& account = replay.accounts()[id];
+    if (account.allocations == 0 && account.failed_allocations == 0) continue;
+    DeviceProfile& device = devices[account.device];
+    device.device = account.device;
+    device.peak_bytes = account.peak_bytes;
+    device.final_bytes = account.live_bytes;
+    device.leaked_bytes = analysis.trace.complete ? account.live_bytes : 0;
+    device.allocations = account.allocations;
+    device.frees = account.frees;
+    device.failed_allocations = account.failed_allocations;
+    device.growth_bytes = growth[id];
+  }
+  for (const replay::Failure& failure : replay.failures())
+    if (failure.out_of_memory() && devices.contains(failure.device)) ++devices[failure.device].out_of_memory;
+  for (replay::SiteId id = 0; id < replay.sites().size(); ++id) {
+    const replay::Site& site = replay.sites()[id];
+    if (site.category != replay::Category::Device || !devices.contains(site.device)) continue;
+    replay::SiteShare share = replay.at_peak(id);
+    if (share.bytes == 0) continue;
+    StackBytes& merged = stacks[site.account][signature(site.stack)];
+    merged.bytes += share.bytes;
+    merged.allocations += share.count;
+  }
+  for (auto& [id, by_signature] : stacks) {
+    DeviceProfile& device = devices[replay.accounts()[id].device];
+    for (auto& [key, bytes] : by_signature) {
+      bytes.stack = key;
+      device.stacks_at_peak.push_back(std::move(bytes));
+    }
+    std::stable_sort(device.stacks_at_peak.begin(), device.stacks_at_peak.end(),
+                     [](const StackBytes& a, const StackBytes& b) { return a.bytes > b.bytes; });
+  }
+  for (auto& [ordinal, device] : devices) profile.devices.push_back(std::move(device));
+  return profile;
+}
+
+std::vector<std::string> rank_labels(std::span<const RunProfile> profiles) {
+  std::vector<std::string> labels;
+  size_t unknown = 0;
+  for (const RunProfile& profile : profiles)
+    labels.push_back(profile.rank ? "rank " + std::to_string(*profile.rank) : "trace " + std::to_string(unknown++));
+  if (profiles.size() == 1 && !profiles[0].rank) labels[0].clear();
+  return labels;
+}
+
+const DeviceProfile* find_device(const RunProfile& profile, int32_t device) {
+  for (const DeviceProfile& candidate : profile.devices)
+    if (candidate.device == device) return &candidate;
+  return nullptr;
+}
+
+void sort_by_rank(std::vector<RunProfile>& profiles) {
+  std::stable_sort(profiles.begin(), profiles.end(), [](const RunProfile& a, const RunProfile& b) {
+    if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();
+    return a.rank && *a.rank < *b.rank;
+  });
+}
+
+}  // namespace gpumemtrace::report

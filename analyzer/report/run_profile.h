@@ -1,0 +1,63 @@
+// What one traced process used on each device, in figures that can be compared from run to run: the
+// baseline file stores them, `check` holds them against limits and a baseline, `diff` subtracts them.
+// Every figure is exact and independent of timing, so two identical runs give identical profiles.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analyzer/report/stacks.h"
+#include "analyzer/sources/analysis.h"
+
+namespace gpumemtrace::report {
+
+// The bytes one stack held at a device's peak. `stack` is the stack's signature (stack_signature()).
+struct StackBytes {
+  std::string stack;
+  uint64_t bytes = 0;
+  uint64_t allocations = 0;
+};
+
+struct DeviceProfile {
+  int32_t device = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t final_bytes = 0;   // live when the trace ends
+  uint64_t leaked_bytes = 0;  // final_bytes of a complete trace, else 0 (docs/reports.md)
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+  uint64_t failed_allocations = 0;
+  uint64_t out_of_memory = 0;                // the failures that were out-of-memory errors
+  std::optional<uint64_t> growth_bytes;      // Σ growth of its growing sites; from a trace only (it
+                                             // depends on timing, so a baseline does not keep it)
+  std::vector<StackBytes> stacks_at_peak;    // largest first, then by signature; equal signatures merged
+};
+
+struct RunProfile {
+  std::optional<int64_t> rank;  // from the trace's Process record; none when unknown
+  std::string source;           // the trace's path, or the baseline's; not stored in a baseline
+  bool complete = true;
+  std::vector<DeviceProfile> devices;  // by device ordinal: those that allocated device memory
+};
+
+// The key of a stack that survives a rebuild: the frames a person reads (user_frames()), each as
+// "function (file)" with the file's base name, "function (module)" without debug information, "? (module)"
+// for an unknown function and "qualname (file.py)" for a Python frame; no addresses and no line numbers;
+// nothing beyond main (the C library's start-up); joined by " ← ", innermost first.
+std::string stack_signature(std::span<const symbolize::Frame> frames);
+
+RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize);
+
+// What names each profile in messages and matches it with another run's: "rank 3", or "trace 2" (its
+// place among the profiles of unknown rank); "" for a lone profile of unknown rank (a single process).
+std::vector<std::string> rank_labels(std::span<const RunProfile> profiles);
+
+// The profile of `device`, or nullptr when the run did not allocate on it.
+const DeviceProfile* find_device(const RunProfile& profile, int32_t device);
+
+// Profiles sorted by rank (unknown ranks last, in the order given), for stable output and matching.
+void sort_by_rank(std::vector<RunProfile>& profiles);
+
+}  // namespace gpumemtrace::report

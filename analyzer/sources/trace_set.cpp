@@ -1,0 +1,39 @@
+#include "analyzer/sources/trace_set.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gpumemtrace/trace_format.h"
+
+namespace gpumemtrace::report {
+
+namespace fs = std::filesystem;
+
+bool looks_like_trace(const std::string& path) {
+  char magic[sizeof format::kMagic] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, sizeof magic) && std::memcmp(magic, format::kMagic, sizeof magic) == 0;
+}
+
+std::vector<std::string> trace_paths(const std::string& path) {
+  std::error_code error;
+  fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status))
+    throw TraceSetError(error && error != std::errc::no_such_file_or_directory ? error.message()
+                                                                                : "no such file or directory");
+  if (!fs::is_directory(status)) return {path};
+  std::vector<std::string> paths;
+  fs::directory_iterator entries(path, error);
+  if (error) throw TraceSetError(error.message());
+  for (const fs::directory_entry& entry : entries) {
+    std::error_code ignored;
+    if (entry.is_regular_file(ignored) && looks_like_trace(entry.path().string())) paths.push_back(entry.path().string());
+  }
+  if (paths.empty()) throw TraceSetError("no gpumemtrace trace in this directory");
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+}  // namespace gpumemtrace::report

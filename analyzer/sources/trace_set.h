@@ -1,0 +1,26 @@
+// The traces a path names: a trace file, or a directory of traces (one per rank or process, as
+// GPUMEMTRACE_OUTPUT's %r and %p name them). The commands that compare runs (check, baseline, diff)
+// take either.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpumemtrace::report {
+
+// A path that names no trace: missing, unreadable, or a directory without a trace in it.
+class TraceSetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// True when the file starts with the trace magic (trace_format.h).
+bool looks_like_trace(const std::string& path);
+
+// The path itself when it is a file (whatever it holds: the reader says what is wrong with it); for a
+// directory, every regular file directly in it that starts with the trace magic, sorted by name. Throws
+// TraceSetError.
+std::vector<std::string> trace_paths(const std::string& path);
+
+}  // namespace gpumemtrace::report
