@@ -14,6 +14,7 @@ class Bytes {
   bool ok() const { return ok_; }
   bool more() const { return ok_ && pos_ < end_; }
   const uint8_t* pos() const { return pos_; }
+  size_t left() const { return ok_ ? static_cast<size_t>(end_ - pos_) : 0; }
   void fail() { ok_ = false; }
 
   template <typename T>
