@@ -110,9 +110,7 @@ class CfaProgram {
 
   // CFA = *(rbp + N) is the one expression compilers emit for ordinary code (stack realignment).
   void def_cfa_expression(Bytes& in, Row& row) {
-    uint64_t length = in.uleb();
-    Bytes expression(in.pos(), in.pos() + length);
-    in.skip(length);
+    Bytes expression = in.sub(in.uleb());
     row.cfa_other = true;
     if (expression.u8() != 0x76) return;  // DW_OP_breg6 (rbp)
     int64_t offset = expression.sleb();
@@ -126,9 +124,7 @@ class CfaProgram {
   // rbp saved at rbp + N (after a stack realignment) is understood; any other expression is not.
   void expression(Bytes& in, Row& row) {
     uint64_t reg = in.uleb();
-    uint64_t length = in.uleb();
-    Bytes expression(in.pos(), in.pos() + length);
-    in.skip(length);
+    Bytes expression = in.sub(in.uleb());
     if (reg == kRbp && expression.u8() == 0x76) {
       int64_t offset = expression.sleb();
       if (!expression.more() && expression.ok()) {

@@ -122,9 +122,8 @@ bool read_cie(const uint8_t* at, Cie& cie) {
   if (augmentation_length > 0) {
     if (augmentation[0] != 'z') return false;
     cie.augmented = true;
-    uint64_t data_length = in.uleb();
-    Bytes data(in.pos(), in.pos() + data_length);
-    if (!in.skip(data_length)) return false;
+    Bytes data = in.sub(in.uleb());
+    if (!data.ok()) return false;
     for (size_t i = 1; i < augmentation_length; ++i) {
       uint64_t ignored = 0;
       switch (augmentation[i]) {

@@ -49,6 +49,14 @@ class Bytes {
     return 0;
   }
   bool skip(uint64_t n) { return take(n); }
+  // The next n bytes as their own reader, skipped here; a failed one (ok() false) if they are not all there.
+  Bytes sub(uint64_t n) {
+    const uint8_t* start = pos_;
+    if (take(n)) return Bytes(start, pos_);
+    Bytes none(start, start);
+    none.fail();
+    return none;
+  }
 
  private:
   bool take(uint64_t n) {
