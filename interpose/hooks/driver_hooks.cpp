@@ -61,7 +61,9 @@ uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 void on_alloc(Api driver_api, int device, uint64_t address, uint64_t size, uint64_t stream, uint64_t pool) {
   HookState& state = hook_state();
   Api api = driver_api;
-  if (state.runtime_depth && !state.recorded && (state.runtime_size == 0 || state.runtime_size == size)) {
+  // A cuMemCreate handle is never what a runtime call returns: it keeps its own name.
+  if (state.runtime_depth && !state.recorded && driver_api != Api::cuMemCreate &&
+      (state.runtime_size == 0 || state.runtime_size == size)) {
     api = state.runtime_api;
     state.recorded = true;
   }
@@ -394,8 +396,16 @@ GMT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
 
 GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                              unsigned long long flags) {
-  return recorded_after<DriverFn::MemMap>([&] { record(trace::MemMap{{}, ptr, size, handle, offset}); }, ptr, size, offset,
-                                          handle, flags);
+  return recorded_after<DriverFn::MemMap>(
+      [&] {
+        record(trace::MemMap{{}, ptr, size, handle, offset});
+        HookState& state = hook_state();
+        if (state.runtime_depth) {
+          state.mapped_low = ptr;
+          state.mapped_high = ptr + size;
+        }
+      },
+      ptr, size, offset, handle, flags);
 }
 
 GMT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {

@@ -6,8 +6,13 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <atomic>
+#include <mutex>
+#include <unordered_set>
+
 #include "interpose/hooks/driver_table.h"
 #include "interpose/hooks/real_dlsym.h"
+#include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
 
 using gpumemtrace::format::Api;
@@ -36,10 +41,13 @@ class RuntimeScope {
     state_.runtime_size = size;
     state_.runtime_address = address;
     state_.recorded = false;
+    state_.mapped_low = state_.mapped_high = 0;
     ++state_.runtime_depth;
   }
   ~RuntimeScope() { state_ = saved_; }
   bool recorded() const { return state_.recorded; }
+  // The driver chain mapped `address` with cuMemMap during this call.
+  bool mapped(uint64_t address) const { return address >= state_.mapped_low && address < state_.mapped_high; }
   void mark_recorded() { state_.recorded = true; }
 
  private:
@@ -48,6 +56,42 @@ class RuntimeScope {
 };
 
 uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Runtime allocations another preloaded library served with the VMM API (cuMemCreate, cuMemMap): the
+// trace has their memory already, as the physical memory and mapping the driver chain recorded, so neither
+// the allocation nor its free is recorded again under the runtime's name.
+class VmmServedAllocations {
+ public:
+  void add(uint64_t address) {
+    std::lock_guard lock(mutex_);
+    if (!logged_) {
+      logged_ = true;
+      debug_log("cudaMalloc at 0x%llx is served by another library with cuMemCreate/cuMemMap: recorded as VMM memory",
+                static_cast<unsigned long long>(address));
+    }
+    addresses_.insert(address);
+    count_.store(addresses_.size(), std::memory_order_relaxed);
+  }
+  // True (and forgotten) if `address` is one of them. One relaxed load when there are none.
+  bool take(uint64_t address) {
+    if (count_.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lock(mutex_);
+    bool found = addresses_.erase(address) > 0;
+    count_.store(addresses_.size(), std::memory_order_relaxed);
+    return found;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_set<uint64_t> addresses_;
+  std::atomic<size_t> count_{0};
+  bool logged_ = false;
+};
+
+VmmServedAllocations& vmm_served() {
+  static auto* allocations = new VmmServedAllocations;  // never destroyed: hooks run until the process ends
+  return *allocations;
+}
 
 // Where a fallback-recorded allocation lives: the current context's device, or none (pinned host memory).
 constexpr int kCurrentDevice = -2;
@@ -65,6 +109,10 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
     if (device == kCurrentDevice) device = current_device();
     if (rc == cudaSuccess) {
       auto [address, size] = result();
+      if (scope.mapped(address)) {
+        vmm_served().add(address);
+        return rc;
+      }
       record(trace::Alloc{{}, api, device, address, size, 0, stream, pool});
     } else {
       record(trace::AllocFailed{{}, api, device, requested, 0, static_cast<uint64_t>(rc), 0, 0});
@@ -76,7 +124,7 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
 
 template <typename Call>
 cudaError_t release(Api api, const void* ptr, Call&& call, uint64_t stream = 0) {
-  if (!tracing_active() || !ptr || hook_state().runtime_depth > 0) return call();
+  if (!tracing_active() || !ptr || hook_state().runtime_depth > 0 || vmm_served().take(as_u64(ptr))) return call();
   RuntimeScope scope(api, 0, as_u64(ptr));
   record(trace::Free{{}, api, as_u64(ptr), stream});
   scope.mark_recorded();

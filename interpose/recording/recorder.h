@@ -20,6 +20,9 @@ struct HookState {
   uint64_t runtime_size = 0;     // the size the runtime call asked for (0: not comparable)
   uint64_t runtime_address = 0;  // the address the runtime call frees
   bool recorded = false;         // the current runtime call's event is already in the trace
+  // The last range cuMemMap mapped inside the current runtime call: a neighbour library that serves
+  // cudaMalloc with the VMM API (torch_memory_saver) hands out addresses in such ranges.
+  uint64_t mapped_low = 0, mapped_high = 0;
   bool busy = false;             // the tracer itself is running: hooks pass straight through
   int driver_wrapper_depth = 0;  // inside a driver wrapper that records this call (CUPTI drops its copy)
 };

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/support/program_output.h"
 #include "tests/support/trace_facts.h"
 #include "tests/support/traced_run.h"
 
@@ -37,16 +38,6 @@ const std::vector<Expected> kRuntimeWorkload = {
     {MemoryKind::Device, 1 << 20},  {MemoryKind::Device, 3000},    {MemoryKind::Managed, 4096},
     {MemoryKind::HostPinned, 8192}, {MemoryKind::AsyncPool, 2 << 20}, {MemoryKind::Device, 5000},
 };
-
-uint64_t printed_value(const std::string& out, const std::string& key) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + " ", 0) == 0) return std::stoull(line.substr(key.size() + 1), nullptr, 0);
-  }
-  ADD_FAILURE() << "no '" << key << "' in output:\n" << out;
-  return 0;
-}
 
 // The address range [start, end) of a function in a binary, from its symbol table.
 std::pair<uint64_t, uint64_t> symbol_range(const std::string& binary, const std::string& symbol) {

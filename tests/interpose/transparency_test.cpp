@@ -21,7 +21,7 @@ void expect_same_with_and_without_tracer(const std::string& program, const EnvCh
   ProcessResult plain = run_plain(program, env);
   std::string dir = make_temp_dir();
   EnvChanges traced_env = env;
-  traced_env["LD_PRELOAD"] = preload_library();
+  traced_env["LD_PRELOAD"] = tracer_preload();
   traced_env["GPUMEMTRACE_OUTPUT_ROOT"] = dir + "/root.trace";
   traced_env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
   ProcessResult traced = run_plain(program, traced_env);
@@ -51,7 +51,7 @@ TEST(Transparency, NvidiaRuntimeWithStubDriver) {
 TEST(Transparency, UnwritableTraceWarnsOnceAndRunsNormally) {
   EnvChanges env = sim_env();
   ProcessResult plain = run_plain("capture_prog_threads", env);
-  env["LD_PRELOAD"] = preload_library();
+  env["LD_PRELOAD"] = tracer_preload();
   env["GPUMEMTRACE_OUTPUT_ROOT"] = "/nonexistent-dir/root.trace";
   env["GPUMEMTRACE_OUTPUT"] = "/nonexistent-dir/child.%p.trace";
   env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
@@ -74,7 +74,7 @@ TEST(Transparency, FullDiskWarnsOnceAndKeepsWhatWasWritten) {
   env["GPUMEMTRACE_OUTPUT_ROOT"] = dir + "/root.trace";
   env["GPUMEMTRACE_ROOT_PID"] = std::nullopt;
   // Only the program is traced, not the shell around it.
-  std::string script = "mount -t tmpfs -o size=10m tmpfs " + dir + " && LD_PRELOAD=" + preload_library() + " " +
+  std::string script = "mount -t tmpfs -o size=10m tmpfs " + dir + " && LD_PRELOAD=" + tracer_preload() + " " +
                        program + " 1 1500000 && cp " + dir + "/root.trace " + dir + "-full-disk.trace";
   ProcessResult traced = run_process({"unshare", "-m", "sh", "-c", script}, env);
   EXPECT_EQ(traced.exit_code, 0) << traced.err;

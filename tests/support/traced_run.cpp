@@ -11,6 +11,11 @@ namespace gpumemtrace::test {
 
 std::string preload_library() { return lib_dir() + "/libgpumemtrace.so"; }
 
+std::string tracer_preload() {
+  std::string runtime = GPUMEMTRACE_TEST_SANITIZER_RUNTIME;
+  return runtime.empty() ? preload_library() : runtime + ":" + preload_library();
+}
+
 std::string make_temp_dir() {
   // Kept until the test program ends, then removed with everything in it.
   static std::vector<std::unique_ptr<ScratchDir>> dirs;
@@ -27,7 +32,7 @@ TracedRun run_traced(const std::string& program, const std::vector<std::string>&
   TracedRun run;
   run.dir = make_temp_dir();
   run.trace = run.dir + "/root.trace";
-  extra.emplace("LD_PRELOAD", preload_library());
+  extra.emplace("LD_PRELOAD", tracer_preload());
   extra.emplace("GPUMEMTRACE_OUTPUT_ROOT", run.trace);
   extra.emplace("GPUMEMTRACE_OUTPUT", run.dir + "/child.%p.trace");
   extra.emplace("GPUMEMTRACE_ROOT_PID", std::nullopt);

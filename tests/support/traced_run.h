@@ -18,6 +18,9 @@ struct TracedRun {
 TracedRun run_traced(const std::string& program, const std::vector<std::string>& args = {}, EnvChanges extra = {});
 
 std::string preload_library();
+// What LD_PRELOAD holds to trace a program: the tracer, preceded in sanitizer builds by the sanitizer's runtime,
+// which must be the first library of a process (the programs run here may not be instrumented).
+std::string tracer_preload();
 std::string make_temp_dir();
 bool file_exists(const std::string& path);
 

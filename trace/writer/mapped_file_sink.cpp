@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace gpumemtrace::writer {
 
@@ -46,6 +48,14 @@ bool MappedFileSink::grow(size_t bytes) {
   while (new_capacity < wanted || new_capacity == capacity_) new_capacity += kGrowStep;
   if (new_capacity > reserved_) {
     error_ = "trace reached the size limit of 1 TiB";
+    return false;
+  }
+  // Extending a file past the process's file size limit raises SIGXFSZ, which kills the program by default:
+  // the limit is a full disk for the trace, never a signal.
+  rlimit file_size{};
+  if (getrlimit(RLIMIT_FSIZE, &file_size) == 0 && file_size.rlim_cur != RLIM_INFINITY &&
+      new_capacity > file_size.rlim_cur) {
+    error_ = "the process's file size limit (RLIMIT_FSIZE) is " + std::to_string(file_size.rlim_cur) + " bytes";
     return false;
   }
   int rc = posix_fallocate(fd_, static_cast<off_t>(capacity_), static_cast<off_t>(new_capacity - capacity_));

@@ -21,7 +21,7 @@ class CfaProgram {
       switch (op >> 6) {
         case 1: advance = op & 0x3f; break;
         case 2:
-          set(row, op & 0x3f, RegisterRule::Kind::AtCfa, static_cast<int64_t>(in.uleb()) * cie_.data_align);
+          set(row, op & 0x3f, RegisterRule::Kind::AtCfa, factored(in.uleb()));
           continue;
         case 3: restore(row, op & 0x3f); continue;
         default: break;
@@ -45,7 +45,7 @@ class CfaProgram {
       case 0x04: advance = in.fixed<uint32_t>(); return true;  // advance_loc4
       case 0x05: {  // offset_extended
         uint64_t reg = in.uleb();
-        set(row, reg, RuleKind::AtCfa, static_cast<int64_t>(in.uleb()) * cie_.data_align);
+        set(row, reg, RuleKind::AtCfa, factored(in.uleb()));
         return true;
       }
       case 0x06: restore(row, in.uleb()); return true;  // restore_extended
@@ -76,15 +76,15 @@ class CfaProgram {
       case 0x10: expression(in, row); return true;
       case 0x11: {  // offset_extended_sf
         uint64_t reg = in.uleb();
-        set(row, reg, RuleKind::AtCfa, in.sleb() * cie_.data_align);
+        set(row, reg, RuleKind::AtCfa, factored(static_cast<uint64_t>(in.sleb())));
         return true;
       }
       case 0x12:  // def_cfa_sf
         row.cfa_register = in.uleb();
-        row.cfa_offset = in.sleb() * cie_.data_align;
+        row.cfa_offset = factored(static_cast<uint64_t>(in.sleb()));
         row.cfa_deref = row.cfa_other = false;
         return true;
-      case 0x13: row.cfa_offset = in.sleb() * cie_.data_align; return true;
+      case 0x13: row.cfa_offset = factored(static_cast<uint64_t>(in.sleb())); return true;
       case 0x14:  // val_offset
       case 0x15: {  // val_offset_sf
         uint64_t reg = in.uleb();
@@ -101,7 +101,7 @@ class CfaProgram {
       case 0x2e: in.uleb(); return true;  // GNU_args_size
       case 0x2f: {                        // GNU_negative_offset_extended
         uint64_t reg = in.uleb();
-        set(row, reg, RuleKind::AtCfa, -static_cast<int64_t>(in.uleb()) * cie_.data_align);
+        set(row, reg, RuleKind::AtCfa, -factored(in.uleb()));
         return true;
       }
       default: return false;  // set_loc and vendor extensions
@@ -110,9 +110,7 @@ class CfaProgram {
 
   // CFA = *(rbp + N) is the one expression compilers emit for ordinary code (stack realignment).
   void def_cfa_expression(Bytes& in, Row& row) {
-    uint64_t length = in.uleb();
-    Bytes expression(in.pos(), in.pos() + length);
-    in.skip(length);
+    Bytes expression = in.sub(in.uleb());
     row.cfa_other = true;
     if (expression.u8() != 0x76) return;  // DW_OP_breg6 (rbp)
     int64_t offset = expression.sleb();
@@ -126,9 +124,7 @@ class CfaProgram {
   // rbp saved at rbp + N (after a stack realignment) is understood; any other expression is not.
   void expression(Bytes& in, Row& row) {
     uint64_t reg = in.uleb();
-    uint64_t length = in.uleb();
-    Bytes expression(in.pos(), in.pos() + length);
-    in.skip(length);
+    Bytes expression = in.sub(in.uleb());
     if (reg == kRbp && expression.u8() == 0x76) {
       int64_t offset = expression.sleb();
       if (!expression.more() && expression.ok()) {
@@ -138,6 +134,10 @@ class CfaProgram {
     }
     set(row, reg, RegisterRule::Kind::Other, 0);
   }
+
+  // A factored offset times the data alignment, wrapping as two's complement: tables from a damaged object
+  // give a wrong rule (which the walker's checks reject), never undefined behaviour.
+  int64_t factored(uint64_t value) const { return static_cast<int64_t>(value * static_cast<uint64_t>(cie_.data_align)); }
 
   void set(Row& row, uint64_t reg, RegisterRule::Kind kind, int64_t offset) {
     if (RegisterRule* rule = row.rule(reg)) *rule = {kind, offset};

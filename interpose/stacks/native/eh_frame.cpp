@@ -1,5 +1,7 @@
 #include "interpose/stacks/native/eh_frame.h"
 
+#include <algorithm>
+
 namespace gpumemtrace::interpose::eh_frame {
 
 namespace {
@@ -108,8 +110,10 @@ bool read_cie(const uint8_t* at, Cie& cie) {
   uint8_t version = in.u8();
   if (version != 1 && version != 3 && version != 4) return false;
   const char* augmentation = reinterpret_cast<const char*>(in.pos());
-  size_t augmentation_length = strnlen(augmentation, 16);
-  if (augmentation_length == 16 || !in.skip(augmentation_length + 1)) return false;
+  // Never read past the record: a string that does not end inside it is not an augmentation.
+  size_t room = std::min<size_t>(16, in.left());
+  size_t augmentation_length = strnlen(augmentation, room);
+  if (augmentation_length == room || !in.skip(augmentation_length + 1)) return false;
   if (version == 4 && (in.u8() != 8 || in.u8() != 0)) return false;  // address and segment size
   cie.code_align = in.uleb();
   cie.data_align = in.sleb();
@@ -118,9 +122,8 @@ bool read_cie(const uint8_t* at, Cie& cie) {
   if (augmentation_length > 0) {
     if (augmentation[0] != 'z') return false;
     cie.augmented = true;
-    uint64_t data_length = in.uleb();
-    Bytes data(in.pos(), in.pos() + data_length);
-    if (!in.skip(data_length)) return false;
+    Bytes data = in.sub(in.uleb());
+    if (!data.ok()) return false;
     for (size_t i = 1; i < augmentation_length; ++i) {
       uint64_t ignored = 0;
       switch (augmentation[i]) {

@@ -14,6 +14,7 @@ class Bytes {
   bool ok() const { return ok_; }
   bool more() const { return ok_ && pos_ < end_; }
   const uint8_t* pos() const { return pos_; }
+  size_t left() const { return ok_ ? static_cast<size_t>(end_ - pos_) : 0; }
   void fail() { ok_ = false; }
 
   template <typename T>
@@ -48,6 +49,14 @@ class Bytes {
     return 0;
   }
   bool skip(uint64_t n) { return take(n); }
+  // The next n bytes as their own reader, skipped here; a failed one (ok() false) if they are not all there.
+  Bytes sub(uint64_t n) {
+    const uint8_t* start = pos_;
+    if (take(n)) return Bytes(start, pos_);
+    Bytes none(start, start);
+    none.fail();
+    return none;
+  }
 
  private:
   bool take(uint64_t n) {

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds and runs the suite under the sanitizers of CMakePresets.json: AddressSanitizer + UBSan over every
+# test (build-asan/), ThreadSanitizer over the thread, fork and reliability tests (build-tsan/).
+# `scripts/sanitize.sh asan` or `scripts/sanitize.sh tsan` runs one. Each step prints how long it took.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+presets=("$@")
+((${#presets[@]})) || presets=(asan tsan)
+for preset in "${presets[@]}"; do
+  start=$SECONDS
+  echo "sanitize: configuring and building the $preset preset"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" --parallel "$(nproc)"
+  built=$SECONDS
+  echo "sanitize: running the $preset tests (ctest --preset $preset)"
+  ctest --preset "$preset" --parallel "$(nproc)"
+  echo "sanitize: $preset took $((built - start)) s to build, $((SECONDS - built)) s to test"
+done
