@@ -177,13 +177,18 @@ uint64_t array_bytes(const Descriptor& desc, size_t depth) {
 // activity record of a call the hooks recorded is dropped).
 class RecordedCall {
  public:
-  RecordedCall() : active_(tracing_active()) { hook_state().driver_wrapper_depth += active_; }
-  ~RecordedCall() { hook_state().driver_wrapper_depth -= active_; }
+  // Without CUPTI nobody asks: no thread-local access on the hot path.
+  RecordedCall() : active_(cupti::active() && tracing_active()) {
+    if (active_) ++hook_state().driver_wrapper_depth;
+  }
+  ~RecordedCall() {
+    if (active_) --hook_state().driver_wrapper_depth;
+  }
   RecordedCall(const RecordedCall&) = delete;
   RecordedCall& operator=(const RecordedCall&) = delete;
 
  private:
-  int active_;
+  bool active_;
 };
 
 // What a successful allocation made.
