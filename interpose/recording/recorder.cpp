@@ -78,11 +78,7 @@ class Recorder {
     std::lock_guard lock(mutex_);
     if (!ready_locked()) return;
     attribute_thread_locked();
-    if (stack.python) {
-      stack.depth = resolve_python_frames_locked(stack);
-      hash = StackInterner::hash(stack.frames, stack.depth);
-    }
-    uint64_t id = intern_locked(stack.frames, stack.depth, hash);
+    uint64_t id = intern_captured_locked(stack, hash);
     set_source_locked(format::CaptureSource::Interposition);
     writer_.set_event_time(now);
     write(writer_, id);
@@ -95,11 +91,7 @@ class Recorder {
     std::lock_guard lock(mutex_);
     if (!ready_locked()) return {};
     attribute_thread_locked();
-    if (stack.python) {
-      stack.depth = resolve_python_frames_locked(stack);
-      hash = StackInterner::hash(stack.frames, stack.depth);
-    }
-    uint64_t id = intern_locked(stack.frames, stack.depth, hash);
+    uint64_t id = intern_captured_locked(stack, hash);
     if (writer_.failed()) fail_locked();
     return CallOrigin{t_thread.index, static_cast<uint32_t>(id), stacks_epoch_, generation_};
   }
@@ -186,6 +178,16 @@ class Recorder {
          writer_.error().c_str());
     writer_.abandon();
     state_ = State::Off;
+  }
+
+  // A captured stack's id in the trie; `hash`: its native frames' (computed before the lock), unused for
+  // a mixed stack, whose Python frames get their code index here.
+  uint64_t intern_captured_locked(CapturedStack& stack, uint64_t hash) {
+    if (stack.python) {
+      stack.depth = resolve_python_frames_locked(stack);
+      hash = StackInterner::hash(stack.frames, stack.depth);
+    }
+    return intern_locked(stack.frames, stack.depth, hash);
   }
 
   void set_source_locked(format::CaptureSource source) {
