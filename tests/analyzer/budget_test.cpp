@@ -6,26 +6,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/subprocess.h"
+#include "tests/analyzer/budget_runs.h"
 #include "tests/support/temp_files.h"
-#include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
-
-ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), bin_dir() + "/gpumemtrace");
-  return run_process(args);
-}
-
-// A traced run of budget_workload: WEIGHTS CACHE ACTIVATIONS [OOM] in MiB. Peak = their sum; leak = CACHE.
-std::string workload_trace(const std::vector<std::string>& mib, EnvChanges env = {}) {
-  TracedRun run = run_traced("report_prog_budget", mib, std::move(env));
-  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
-  return run.trace;
-}
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
