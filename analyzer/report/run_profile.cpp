@@ -39,7 +39,8 @@ RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize
   profile.source = analysis.trace.path;
   profile.pid = analysis.trace.pid;
   profile.start_wall_ns = analysis.trace.start_wall_ns;
-  profile.complete = analysis.trace.complete;
+  // A window that ends before the trace does (--to) knows what its allocations still held at its end.
+  profile.complete = analysis.trace.complete || analysis.options.selection.to_ns != UINT64_MAX;
 
   std::map<replay::StackId, std::string> signatures;
   auto signature = [&](replay::StackId id) -> const std::string& {
@@ -61,7 +62,7 @@ RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize
     device.peak_bytes = account.peak_bytes;
     device.peak_time_ns = account.peak_time_ns;
     device.final_bytes = account.live_bytes;
-    device.leaked_bytes = analysis.trace.complete ? account.live_bytes : 0;
+    device.leaked_bytes = profile.complete ? account.live_bytes : 0;
     device.allocations = account.allocations;
     device.frees = account.frees;
     device.failed_allocations = account.failed_allocations;

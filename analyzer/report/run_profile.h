@@ -38,7 +38,7 @@ struct DeviceProfile {
   uint64_t peak_bytes = 0;
   uint64_t peak_time_ns = 0;  // when the peak was first reached; not stored in a baseline (timing)
   uint64_t final_bytes = 0;   // live when the trace ends
-  uint64_t leaked_bytes = 0;  // final_bytes of a complete trace, else 0 (docs/reports.md)
+  uint64_t leaked_bytes = 0;  // final_bytes of a complete profile, else 0 (docs/reports.md)
   uint64_t allocations = 0;
   uint64_t frees = 0;
   uint64_t failed_allocations = 0;
@@ -54,7 +54,7 @@ struct RunProfile {
   std::string source;           // the trace's path, or the baseline's; not stored in a baseline
   uint64_t pid = 0;             // from the trace; not stored in a baseline
   uint64_t start_wall_ns = 0;   // the trace's start (TraceInfo); not stored in a baseline
-  bool complete = true;
+  bool complete = true;         // its leaks are known: the trace ended normally, or a window (--to) ended first
   std::vector<DeviceProfile> devices;  // by device ordinal: those that allocated device memory
 };
 
