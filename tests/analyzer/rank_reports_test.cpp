@@ -162,6 +162,25 @@ TEST_F(RankReports, JsonHasTheExactFiguresAndTheWallClockOrder) {
   EXPECT_EQ(shown["report"]["peak"][0]["bytes"], 64 * kMiB);
 }
 
+// `srun gpumemtrace run -o 'mem-%r.gmt' -- ...` as each rank runs it: one trace per rank, named by rank, read as one.
+TEST(RankReportInputs, RunNamesEachRanksTraceAndTheDirectoryReadsThemAll) {
+  ScratchDir dir;
+  for (const char* rank : {"0", "1"}) {
+    ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "run", "--sim", "-o", dir / "mem-%r.gmt", "--",
+                                   bin_dir() + "/report_prog_budget", "8", "4", rank == std::string("1") ? "32" : "16"},
+                                  {{"RANK", rank}, {"GPUMEMTRACE_OUTPUT", std::nullopt}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "mem-0.gmt"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "mem-1.gmt"));
+  nlohmann::json json = nlohmann::json::parse(gpumemtrace({"peak", "--json", dir.path()}).out);
+  ASSERT_EQ(json["ranks"].size(), 2u);
+  EXPECT_EQ(json["ranks"][0]["trace"], dir / "mem-0.gmt");
+  EXPECT_EQ(json["ranks"][1]["rank"], "rank 1");
+  EXPECT_EQ(json["ranks"][1]["peak_bytes"], 44 * kMiB);
+  EXPECT_EQ(json["largest_rank"], "rank 1");
+}
+
 TEST(RankReportInputs, ADirectoryWithoutATraceIsExit2) {
   ScratchDir empty;
   write_file(empty / "notes.txt", {'n', 'o'});
