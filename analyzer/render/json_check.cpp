@@ -44,18 +44,7 @@ void json_check(const report::CheckModel& model, fmt::memory_buffer& out) {
       json.end_object();
     }
     json.end_array();
-    json.begin_array("ranks");
-    for (const report::RankRow& row : model.balance.ranks) {
-      json.begin_object();
-      write_rank_row(json, model.balance, row);
-      json.end_object();
-    }
-    json.end_array();
-    if (model.balance.largest) {
-      json.string("largest_rank", model.balance.ranks[*model.balance.largest].rank);
-      json.number("median_peak_bytes", model.balance.median_peak_bytes);
-      json.real("imbalance", model.balance.imbalance);
-    }
+    write_rank_balance(json, model.balance);
   }
   out.push_back('\n');
 }

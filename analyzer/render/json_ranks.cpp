@@ -14,13 +14,6 @@ void write_row_label(JsonWriter& json, std::string_view key, const report::RankB
   else json.null(key);
 }
 
-}  // namespace
-
-void write_rank_label(JsonWriter& json, std::string_view key, const std::string& rank) {
-  if (rank.empty()) json.null(key);
-  else json.string(key, rank);
-}
-
 void write_rank_row(JsonWriter& json, const report::RankBalance& balance, const report::RankRow& row) {
   write_rank_label(json, "rank", row.rank);
   json.string("trace", row.source);
@@ -50,23 +43,34 @@ void write_rank_row(JsonWriter& json, const report::RankBalance& balance, const 
   json.end_object();
 }
 
+}  // namespace
+
+void write_rank_label(JsonWriter& json, std::string_view key, const std::string& rank) {
+  if (rank.empty()) json.null(key);
+  else json.string(key, rank);
+}
+
+void write_rank_balance(JsonWriter& json, const report::RankBalance& balance) {
+  json.begin_array("ranks");
+  for (const report::RankRow& row : balance.ranks) {
+    json.begin_object();
+    write_rank_row(json, balance, row);
+    json.end_object();
+  }
+  json.end_array();
+  if (balance.ranks.empty()) return;
+  json.number("start_wall_ns", balance.start_wall_ns);
+  write_row_label(json, "largest_rank", balance, balance.largest);
+  json.number("median_peak_bytes", balance.median_peak_bytes);
+  json.real("imbalance", balance.imbalance);
+  write_row_label(json, "first_failed_rank", balance, balance.first_failed);
+}
+
 void json_rank_report(const report::RankReport& model, const RenderOptions& options, fmt::memory_buffer& out) {
-  const report::RankBalance& balance = model.balance;
   {
     JsonObject json(out);
     json.string("directory", model.path);
-    json.number("start_wall_ns", balance.start_wall_ns);
-    json.begin_array("ranks");
-    for (const report::RankRow& row : balance.ranks) {
-      json.begin_object();
-      write_rank_row(json, balance, row);
-      json.end_object();
-    }
-    json.end_array();
-    write_row_label(json, "largest_rank", balance, balance.largest);
-    json.number("median_peak_bytes", balance.median_peak_bytes);
-    json.real("imbalance", balance.imbalance);
-    write_row_label(json, "first_failed_rank", balance, balance.first_failed);
+    write_rank_balance(json, model.balance);
     json.begin_array("left_out");
     for (const std::string& trace : model.left_out) json.string({}, trace);
     json.end_array();

@@ -17,7 +17,8 @@ void json_rank_report(const report::RankReport& model, const RenderOptions& opti
 
 // A rank's label ("rank 3", "trace 1"), null for a lone process of unknown rank.
 void write_rank_label(JsonWriter& json, std::string_view key, const std::string& rank);
-// The members of one row of the per-rank table, inside an object: also check's "ranks".
-void write_rank_row(JsonWriter& json, const report::RankBalance& balance, const report::RankRow& row);
+// The per-rank table's members of an object: "ranks", and with rows "start_wall_ns", "largest_rank",
+// "median_peak_bytes", "imbalance", "first_failed_rank" (also check's).
+void write_rank_balance(JsonWriter& json, const report::RankBalance& balance);
 
 }  // namespace gpumemtrace::render
