@@ -108,7 +108,7 @@ class _Budgets:
         """The trace times (ns) at which the test's phase began and ended."""
         result = self._run("phases", "--json", "--top", "0", self.trace)
         if result.returncode != 0:
-            raise RuntimeError("gpumemtrace phases: " + result.stderr.strip())
+            raise RuntimeError(result.stderr.strip())
         instances = [phase_json["instances"] for phase_json in json.loads(result.stdout)["phases"]
                      if phase_json["phase"] == phase]
         if not instances:
@@ -140,7 +140,7 @@ class _Budgets:
             arguments += [_LIMITS[marker], str(size)]
         result = self._run(*arguments, self.trace)
         if result.returncode not in (0, 1):
-            raise RuntimeError("gpumemtrace check: " + result.stderr.strip())
+            raise RuntimeError(result.stderr.strip())
         checks = json.loads(result.stdout)["checks"]
         for check in checks:
             item.user_properties.append((f"gpumemtrace {check['check']} device {check['device']}", check["measured"]))
@@ -150,7 +150,7 @@ class _Budgets:
         lines = [f"GPU memory over budget (gpumemtrace, trace {self.trace}):"]
         for check in failed:
             report, heading = _EXPLAINED_BY[check["check"]]
-            lines += [check["message"], heading, self._stacks(report, window, check["device"], item.obj.__qualname__)]
+            lines += [check["message"], heading, self._stacks(report, window, check["device"], _test_function(item))]
         return "\n".join(lines)
 
     def verdict(self, item, limits):
@@ -162,6 +162,11 @@ class _Budgets:
 
 
 _BUDGETS = pytest.StashKey()
+
+
+def _test_function(item):
+    """How the test's own frame is named in a stack: its qualified name."""
+    return getattr(getattr(item, "obj", None), "__qualname__", item.name)
 
 
 def _limits(item):

@@ -43,5 +43,10 @@ def test_leaves_memory_allocated():
     malloc(MiB)
 
 
+@pytest.mark.limit_gpu_memory("lots")
+def test_with_a_bad_budget():
+    free(malloc(MiB))
+
+
 def test_without_budget():
     free(malloc(64 * MiB))

@@ -40,9 +40,9 @@ TEST_F(PytestPlugin, TheTestOverItsBudgetFailsWithTheExactExcessAndItsStack) {
   const std::string& out = run.result.out;
   for (const char* passed : {"test_within_budget", "test_without_budget"})
     EXPECT_TRUE(std::regex_search(out, std::regex(std::string("\nPASSED \\S*budget_cases.py::") + passed + "\n"))) << out;
-  for (const char* failed : {"test_over_budget", "test_leaves_memory_allocated"})
+  for (const char* failed : {"test_over_budget", "test_leaves_memory_allocated", "test_with_a_bad_budget"})
     EXPECT_TRUE(std::regex_search(out, std::regex(std::string("\nFAILED \\S*budget_cases.py::") + failed + "\n"))) << out;
-  EXPECT_NE(out.find("= 2 failed, 2 passed in "), std::string::npos) << out;
+  EXPECT_NE(out.find("= 3 failed, 2 passed in "), std::string::npos) << out;
 
   // 8 MiB + 4096 B against 8 MiB: over by exactly 4096 bytes, with the stacks that held it, each up to the test.
   EXPECT_NE(out.find("_\nGPU memory over budget (gpumemtrace, trace " + run.trace + "):\n"
@@ -65,6 +65,12 @@ TEST_F(PytestPlugin, TheTestOverItsBudgetFailsWithTheExactExcessAndItsStack) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("pytest_pyfunc_call"), std::string::npos) << "pytest's frames are left out: " << out;
+  // A budget that cannot be checked never passes.
+  EXPECT_NE(out.find("_\ngpumemtrace could not check the GPU memory budget of budget_cases.py::test_with_a_bad_budget: "
+                     "gpumemtrace check: --max-peak lots is not a size (e.g. 512MiB, 6GiB, 1.5GB, 4096) (see gpumemtrace "
+                     "check --help)\n"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(PytestPlugin, WithoutTheTracerTheBudgetsAreSkippedWithTheReasonOrFailWhenRequired) {
@@ -74,7 +80,7 @@ TEST_F(PytestPlugin, WithoutTheTracerTheBudgetsAreSkippedWithTheReasonOrFailWhen
     return command;
   }(), sim_env(environment()));
   EXPECT_EQ(plain.exit_code, 0) << plain.out << plain.err;
-  EXPECT_NE(plain.out.find("1 passed, 3 skipped"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("1 passed, 4 skipped"), std::string::npos) << plain.out;
   EXPECT_NE(plain.out.find(": gpumemtrace: the tracer is not loaded, so the GPU memory budget cannot be checked: run "
                            "pytest under it (gpumemtrace run -- python -m pytest -p gpumemtrace.pytest_plugin ...)\n"),
             std::string::npos)
@@ -84,7 +90,7 @@ TEST_F(PytestPlugin, WithoutTheTracerTheBudgetsAreSkippedWithTheReasonOrFailWhen
   command.insert(command.begin(), GMT_PYTHON3);
   ProcessResult required = run_process(command, sim_env(environment()));
   EXPECT_EQ(required.exit_code, 1) << required.out << required.err;
-  EXPECT_NE(required.out.find("3 errors"), std::string::npos) << required.out;
+  EXPECT_NE(required.out.find("4 errors"), std::string::npos) << required.out;
 }
 
 }  // namespace
