@@ -11,6 +11,7 @@ packages=(
   golang-go  # the pprof export is read back by `go tool pprof` in the tests
   libxml2-utils  # xmllint: the tests validate `check --junit` against tests/analyzer/junit.xsd
   python3  # Python stacks are tested on every CPython present (pyenv's 3.10-3.13 where the image has them)
+  python3-pytest  # the pytest plugin (python/gpumemtrace/pytest_plugin.py) is tested under Debian's python3
   nodejs  # `gpumemtrace html`: npm ci and esbuild bundle the page's front end (analyzer/html) at build time
   chromium  # the HTML report's browser test, scripts/screenshot.sh and its benchmark (driven by playwright-core)
 )

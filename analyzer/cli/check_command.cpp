@@ -27,7 +27,8 @@ constexpr std::string_view kHelp =
     "peak and leaks of a committed baseline (gpumemtrace baseline) plus a tolerance, naming the stacks\n"
     "that grew most. Prints one line per exceeded limit, then a line with the counts; for a directory,\n"
     "also the per-rank table and the rank that holds the most. SIZE is bytes or 512MiB, 6GiB, 1.5GB (K, M,\n"
-    "G, T are binary: GB = GiB); PCT is a percentage of the baseline's figure, like 5%.\n";
+    "G, T are binary: GB = GiB); PCT is a percentage of the baseline's figure, like 5%. --from and --to\n"
+    "check what was allocated in a window of the run only; its leaks are what it still held at --to.\n";
 
 // check's own exit status: CI tells "over budget" (1) from "could not check" (2, 3).
 constexpr std::string_view kCheckExitStatus =
@@ -64,7 +65,7 @@ report::Tolerance tolerance_option(const std::string& value) {
 
 int check(std::span<const std::string> args) {
   CommandLine line(kHelp, kCheckExitStatus);
-  std::optional<std::string> max_peak, max_leak, max_ooms, max_growth, device, baseline, tolerance, junit, top;
+  std::optional<std::string> max_peak, max_leak, max_ooms, max_growth, device, baseline, tolerance, junit, top, from, to;
   bool json = false;
   std::string path;
   line.option("--max-peak", "SIZE", max_peak, "the most device memory any device may have held at once");
@@ -75,6 +76,7 @@ int check(std::span<const std::string> args) {
   line.option("--baseline", "FILE", baseline, "the peak and leaks may not exceed this baseline's (gpumemtrace baseline)");
   line.option("--tolerance", "PCT|SIZE", tolerance, "how much above the baseline still passes: 5% or 64MiB (default 0)");
   line.option("--top", "N", top, "stacks listed with a failed baseline check (default 5)");
+  declare_time_window(line, from, to);
   line.option("--junit", "FILE", junit, "also write the results as JUnit XML to FILE (for Jenkins, GitLab)");
   line.flag("--json", json, "print JSON instead of text (docs/reports.md)");
   line.operand("trace file or directory", path);
@@ -87,6 +89,10 @@ int check(std::span<const std::string> args) {
   if (max_ooms) options.limits.max_ooms = parse_count("--max-ooms", *max_ooms, 1'000'000'000);
   if (device) options.device = static_cast<int32_t>(parse_count("--device", *device, INT32_MAX - 1));
   if (top) options.top_stacks = parse_count("--top", *top, 1'000'000);
+  TimeWindow window = parse_time_window(from, to);
+  replay::ReplayOptions replay;
+  replay.selection.from_ns = window.from_ns;
+  replay.selection.to_ns = window.to_ns;
   if (tolerance && !baseline) throw UsageError("--tolerance needs --baseline");
   if (tolerance) options.tolerance = tolerance_option(*tolerance);
   if (!max_peak && !max_leak && !max_growth && !max_ooms && !baseline)
@@ -95,7 +101,7 @@ int check(std::span<const std::string> args) {
   std::vector<report::RunProfile> baseline_runs, runs;
   try {
     if (baseline) baseline_runs = load_baseline(*baseline);
-    runs = load_traces(path);
+    runs = load_traces(path, replay);
   } catch (const InputError& error) {
     return trace_error(error.path, error.what());
   }

@@ -7,6 +7,7 @@
 
 #include "analyzer/cli/command.h"
 #include "common/size_units.h"
+#include "common/time_units.h"
 
 namespace gpumemtrace::cli {
 
@@ -145,6 +146,24 @@ uint64_t parse_size_option(const std::string& option, const std::string& value) 
   std::optional<uint64_t> bytes = parse_size(value);
   if (!bytes) throw UsageError(option + " " + value + " is not a size (e.g. 1MiB, 4096)");
   return *bytes;
+}
+
+void declare_time_window(CommandLine& line, std::optional<std::string>& from, std::optional<std::string>& to) {
+  line.option("--from", "TIME", from, "only what was allocated from TIME on (since the trace started: 1.5s, 200ms)");
+  line.option("--to", "TIME", to, "only what was allocated until TIME; the trace ends at TIME");
+}
+
+TimeWindow parse_time_window(const std::optional<std::string>& from, const std::optional<std::string>& to) {
+  auto parse_time = [](const std::string& option, const std::string& value) {
+    std::optional<uint64_t> ns = parse_duration(value);
+    if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
+    return *ns;
+  };
+  TimeWindow window;
+  if (from) window.from_ns = parse_time("--from", *from);
+  if (to) window.to_ns = parse_time("--to", *to);
+  if (window.from_ns > window.to_ns) throw UsageError("--from " + *from + " is after --to " + *to);
+  return window;
 }
 
 std::string CommandLine::help() const {

@@ -70,4 +70,14 @@ class CommandLine {
 uint64_t parse_number(const std::string& option, const std::string& value, uint64_t max);
 uint64_t parse_size_option(const std::string& option, const std::string& value);
 
+// --from TIME and --to TIME (export and the reports): only what was allocated in that window of the trace's
+// time, which ends at --to (replay/event_selection.h).
+struct TimeWindow {
+  uint64_t from_ns = 0;
+  uint64_t to_ns = UINT64_MAX;
+};
+void declare_time_window(CommandLine& line, std::optional<std::string>& from, std::optional<std::string>& to);
+// Throws UsageError.
+TimeWindow parse_time_window(const std::optional<std::string>& from, const std::optional<std::string>& to);
+
 }  // namespace gpumemtrace::cli

@@ -11,7 +11,6 @@
 #include "analyzer/cli/progress.h"
 #include "analyzer/render/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
-#include "common/time_units.h"
 
 namespace gpumemtrace::cli {
 
@@ -38,12 +37,6 @@ struct ExportArguments {
   replay::EventSelection selection;
 };
 
-uint64_t parse_time(const std::string& option, const std::string& value) {
-  std::optional<uint64_t> ns = parse_duration(value);
-  if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
-  return *ns;
-}
-
 const render::OutputFormat& export_format(const std::optional<std::string>& name) {
   std::string choices = render::output_format_names(true);
   if (!name) throw UsageError("--format is required: one of " + choices);
@@ -63,8 +56,7 @@ std::optional<ExportArguments> parse(std::span<const std::string> args) {
               "folded and pprof: the bytes live at each device's peak (peak, the default), still live at the end "
               "(leaked) or ever allocated (allocated)");
   line.option("--device", "N", device, "only device N's memory");
-  line.option("--from", "TIME", from, "only what was allocated from TIME on (since the trace started: 1.5s, 200ms)");
-  line.option("--to", "TIME", to, "only what was allocated until TIME; the trace ends at TIME");
+  declare_time_window(line, from, to);
   line.option("--min-size", "SIZE", min_size, "only allocations of at least SIZE, e.g. 1MiB");
   line.flag("--all-frames", out.options.all_frames,
             "folded and pprof: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
@@ -81,9 +73,9 @@ std::optional<ExportArguments> parse(std::span<const std::string> args) {
     out.options.what = *weighing;
   }
   if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
-  if (from) out.selection.from_ns = parse_time("--from", *from);
-  if (to) out.selection.to_ns = parse_time("--to", *to);
-  if (out.selection.from_ns > out.selection.to_ns) throw UsageError("--from " + *from + " is after --to " + *to);
+  TimeWindow window = parse_time_window(from, to);
+  out.selection.from_ns = window.from_ns;
+  out.selection.to_ns = window.to_ns;
   if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
   return out;
 }

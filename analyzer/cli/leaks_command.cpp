@@ -1,4 +1,4 @@
-// gpumemtrace leaks TRACE: what the process still held when it exited, grouped by call stack.
+// gpumemtrace leaks TRACE|DIR: what the process still held when it exited, grouped by call stack.
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/report_command.h"
 
@@ -7,14 +7,19 @@ namespace gpumemtrace::cli {
 namespace {
 
 constexpr std::string_view kHelp =
-    "usage: gpumemtrace leaks [options] TRACE\n"
+    "usage: gpumemtrace leaks [options] TRACE|DIR\n"
     "\n"
     "The allocations still live when the process exited (device memory, managed and pinned host memory),\n"
     "grouped by call stack, largest first. Leaks are only known for a complete trace: for a process that\n"
-    "was killed, this lists what was live when the trace stops.\n";
+    "was killed, this lists what was live when the trace stops.\n"
+    "DIR: every trace in it (one per rank or process): the per-rank table, then the leaks of the rank that\n"
+    "leaked the most (--rank N or all for others).\n";
 
 int leaks_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::leaks_report>});
+  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+                                        .default_top = 10,
+                                        .build = report::build_body<report::leaks_report>,
+                                        .ranks = report::RankFocus::MostLeaked});
 }
 
 }  // namespace

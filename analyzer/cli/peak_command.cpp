@@ -1,4 +1,4 @@
-// gpumemtrace peak TRACE: per device, the most device memory the process held and what held it then.
+// gpumemtrace peak TRACE|DIR: per device, the most device memory the process held and what held it then.
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/report_command.h"
 
@@ -7,14 +7,19 @@ namespace gpumemtrace::cli {
 namespace {
 
 constexpr std::string_view kHelp =
-    "usage: gpumemtrace peak [options] TRACE\n"
+    "usage: gpumemtrace peak [options] TRACE|DIR\n"
     "\n"
     "For each device: the peak of its device memory (cuMemAlloc/cudaMalloc, async pools, VMM physical\n"
     "memory and arrays, in requested bytes), the first time it was reached, and the allocations live then,\n"
-    "grouped by call stack, largest first.\n";
+    "grouped by call stack, largest first.\n"
+    "DIR: every trace in it (one per rank or process): the per-rank table, then the peak of the rank with\n"
+    "the largest peak (--rank N or all for others).\n";
 
 int peak_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::peak_report>});
+  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+                                        .default_top = 10,
+                                        .build = report::build_body<report::peak_report>,
+                                        .ranks = report::RankFocus::LargestPeak});
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/progress.h"
+#include "analyzer/cli/rank_reports.h"
 #include "analyzer/cli/standard_output.h"
 #include "analyzer/render/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
@@ -18,15 +20,6 @@
 namespace gpumemtrace::cli {
 
 namespace {
-
-struct ReportArguments {
-  std::string path;
-  const render::OutputFormat* format = nullptr;
-  report::Selection selection;
-  std::optional<uint32_t> width;
-  bool all_frames = false;
-  std::optional<std::string> output;  // -o FILE, else stdout
-};
 
 const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name,
                                           std::string_view default_format) {
@@ -52,7 +45,7 @@ std::string format_choices(std::string_view default_format) {
 std::optional<ReportArguments> parse(std::span<const std::string> args, const ReportCommand& command) {
   CommandLine line(command.usage_and_purpose, kExitStatusHelp);
   bool json = false;
-  std::optional<std::string> format, device, top, min_size, width;
+  std::optional<std::string> format, device, top, min_size, width, from, to, rank;
   ReportArguments out;
   line.option("--format", "NAME", format, "the output: " + format_choices(command.default_format));
   line.option("-o,--output", "FILE", out.output,
@@ -64,8 +57,13 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   line.option("--device", "N", device, "only device N's memory");
   line.option("--top", "N", top, fmt::format("at most N stacks per device (default {})", command.default_top));
   line.option("--min-size", "SIZE", min_size, "leave out stacks with less than SIZE, e.g. 1MiB");
+  declare_time_window(line, from, to);
   if (command.takes_width) line.option("--width", "N", width, "columns of the chart (default: the terminal's, or 80)");
-  line.operand("trace file", out.path);
+  if (command.ranks)
+    line.option("--rank", "N|all", rank,
+                "a directory: the report of rank N, or of every rank, after the table (default: the rank that "
+                "stands out)");
+  line.operand(command.ranks ? "trace file or directory" : "trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
 
   out.format = &output_format(json, format, command.default_format);
@@ -74,6 +72,11 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
   out.selection.top = top ? parse_number("--top", *top, 1'000'000) : command.default_top;
   if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
+  TimeWindow window = parse_time_window(from, to);
+  out.replay.selection.from_ns = window.from_ns;
+  out.replay.selection.to_ns = window.to_ns;
+  if (rank && *rank == "all") out.rank.all = true;
+  else if (rank) out.rank.rank = static_cast<int64_t>(parse_number("--rank", *rank, INT32_MAX));
   if (width) {
     out.width = static_cast<uint32_t>(parse_number("--width", *width, 10'000));
     if (*out.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");
@@ -94,14 +97,34 @@ uint32_t output_columns(std::optional<uint32_t> width) {
 
 }  // namespace
 
+render::RenderOptions render_options(const ReportArguments& arguments) {
+  return {output_columns(arguments.width), arguments.all_frames};
+}
+
+void write_report(const ReportArguments& arguments, const fmt::memory_buffer& out) {
+  if (arguments.output) {
+    write_output_file(*arguments.output, std::string_view(out.data(), out.size()));
+    return;
+  }
+  write_stdout(std::string_view(out.data(), out.size()));
+  flush_stdout();
+}
+
 int run_report(std::span<const std::string> args, const ReportCommand& command) {
   std::optional<ReportArguments> arguments = parse(args, command);
   if (!arguments) return kExitOk;
+  std::error_code error;
+  if (std::filesystem::is_directory(arguments->path, error)) {
+    if (!command.ranks)
+      return trace_error(arguments->path, "a directory: give one trace (summary, peak, leaks and oom read a directory)");
+    return run_rank_report(*arguments, command);
+  }
+  if (arguments->rank.all || arguments->rank.rank) throw UsageError("--rank is for a directory of traces");
 
   report::Analysis analysis;
   try {
     Progress progress(arguments->path);
-    analysis = report::analyze(arguments->path, {}, std::ref(progress));
+    analysis = report::analyze(arguments->path, arguments->replay, std::ref(progress));
   } catch (const trace::OpenError& error) {
     return trace_error(arguments->path, error.what());
   }
@@ -118,13 +141,8 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   if (arguments->format->renders && !arguments->format->renders(report.body))
     throw UsageError(fmt::format("--format {} renders the peak and leaks reports only", arguments->format->name));
   fmt::memory_buffer out;
-  arguments->format->render(report, render::RenderOptions{output_columns(arguments->width), arguments->all_frames}, out);
-  if (arguments->output) {
-    write_output_file(*arguments->output, std::string_view(out.data(), out.size()));
-    return kExitOk;
-  }
-  write_stdout(std::string_view(out.data(), out.size()));
-  flush_stdout();
+  arguments->format->render(report, render_options(*arguments), out);
+  write_report(*arguments, out);
   return kExitOk;
 }
 

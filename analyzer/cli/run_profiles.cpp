@@ -13,39 +13,45 @@
 
 namespace gpumemtrace::cli {
 
-namespace {
-
-report::RunProfile load_trace(const std::string& path) {
-  report::Analysis analysis;
-  try {
-    Progress progress(path);
-    analysis = report::analyze(path, {}, std::ref(progress));
-  } catch (const trace::OpenError& error) {
-    throw InputError(path, error.what());
-  }
-  if (analysis.trace.corrupt) throw InputError(path, analysis.trace.error);
-  const replay::StackTable& stacks = analysis.replay->stacks();
-  symbolize::Symbolizer symbolizer(stacks, [](std::string_view warning) {
-    fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
-  });
-  return report::run_profile(analysis, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); });
-}
-
-}  // namespace
-
-std::vector<report::RunProfile> load_traces(const std::string& path) {
+size_t read_traces(const std::string& path, const replay::ReplayOptions& options, const OnTrace& on_trace,
+                   const OnUnreadable& on_unreadable) {
   std::vector<std::string> paths;
   try {
     paths = report::trace_paths(path);
   } catch (const report::TraceSetError& error) {
     throw InputError(path, error.what());
   }
-  std::vector<report::RunProfile> profiles;
   for (const std::string& trace : paths) {
-    report::RunProfile profile = load_trace(trace);
-    if (paths.size() > 1 && profile.devices.empty()) continue;
-    profiles.push_back(std::move(profile));
+    report::Analysis analysis;
+    try {
+      Progress progress(trace);
+      analysis = report::analyze(trace, options, std::ref(progress));
+    } catch (const trace::OpenError& error) {
+      on_unreadable(trace, error.what());
+      continue;
+    }
+    if (analysis.trace.corrupt) {
+      on_unreadable(trace, analysis.trace.error);
+      continue;
+    }
+    const replay::StackTable& stacks = analysis.replay->stacks();
+    symbolize::Symbolizer symbolizer(stacks, [](std::string_view warning) {
+      fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
+    });
+    on_trace(analysis, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); });
   }
+  return paths.size();
+}
+
+std::vector<report::RunProfile> load_traces(const std::string& path, const replay::ReplayOptions& options) {
+  std::vector<report::RunProfile> profiles;
+  size_t traces = read_traces(
+      path, options,
+      [&](const report::Analysis& analysis, const report::SymbolizeStack& symbolize) {
+        profiles.push_back(report::run_profile(analysis, symbolize));
+      },
+      [](const std::string& trace, const std::string& reason) { throw InputError(trace, reason); });
+  std::erase_if(profiles, [&](const report::RunProfile& profile) { return report::left_out_of_set(profile, traces); });
   report::sort_by_rank(profiles);
   return profiles;
 }

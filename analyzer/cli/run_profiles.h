@@ -1,7 +1,9 @@
-// The run profiles check, baseline and diff compare (analyzer/report/run_profile.h), from a trace, a
-// directory of traces (one per rank or process) or, where the command allows, a baseline file.
+// The traces a path names, read one at a time (a trace, or a directory of traces: one per rank or
+// process), and the run profiles check, baseline and diff compare (analyzer/report/run_profile.h), from
+// them or, where the command allows, from a baseline file.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,9 +19,19 @@ class InputError : public std::runtime_error {
   std::string path;
 };
 
-// One profile per trace, sorted by rank. In a directory of several traces, those that allocated no device
-// memory (a launcher, a data loader process) are left out. Throws InputError.
-std::vector<report::RunProfile> load_traces(const std::string& path);
+using OnTrace = std::function<void(const report::Analysis& analysis, const report::SymbolizeStack& symbolize)>;
+// A trace of the set that cannot be read: not a trace this build reads, or corrupt.
+using OnUnreadable = std::function<void(const std::string& path, const std::string& reason)>;
+
+// Reads each trace `path` names (analyzer/sources/trace_set.h) through the replay, with progress on a
+// terminal, and calls on_trace or on_unreadable. Returns how many traces it named. Throws InputError when
+// the path names no trace.
+size_t read_traces(const std::string& path, const replay::ReplayOptions& options, const OnTrace& on_trace,
+                   const OnUnreadable& on_unreadable);
+
+// One profile per trace, sorted by rank, without the traces report::left_out_of_set leaves out. Throws
+// InputError, also for a trace that cannot be read.
+std::vector<report::RunProfile> load_traces(const std::string& path, const replay::ReplayOptions& options = {});
 
 // A baseline file (render/baseline_json.h). Throws InputError.
 std::vector<report::RunProfile> load_baseline(const std::string& path);

@@ -1,5 +1,6 @@
 #include "analyzer/render/budget_output.h"
 #include "analyzer/render/json_writer.h"
+#include "analyzer/render/rank_output.h"
 
 namespace gpumemtrace::render {
 
@@ -18,11 +19,6 @@ void write_stack_changes(JsonWriter& json, std::string_view key, const std::vect
   json.end_array();
 }
 
-void write_rank(JsonWriter& json, const std::string& rank) {
-  if (rank.empty()) json.null("rank");
-  else json.string("rank", rank);
-}
-
 }  // namespace
 
 void json_check(const report::CheckModel& model, fmt::memory_buffer& out) {
@@ -35,7 +31,7 @@ void json_check(const report::CheckModel& model, fmt::memory_buffer& out) {
     for (const report::CheckResult& result : model.results) {
       json.begin_object();
       json.string("check", report::check_name(result.kind));
-      write_rank(json, result.rank);
+      write_rank_label(json, "rank", result.rank);
       if (result.device) json.number("device", int64_t{*result.device});
       else json.null("device");
       json.boolean("passed", result.passed);
@@ -48,22 +44,7 @@ void json_check(const report::CheckModel& model, fmt::memory_buffer& out) {
       json.end_object();
     }
     json.end_array();
-    json.begin_array("ranks");
-    for (const report::RankRow& row : model.balance.ranks) {
-      json.begin_object();
-      write_rank(json, row.rank);
-      json.number("device", int64_t{row.device});
-      json.number("peak_bytes", row.peak_bytes);
-      json.number("leaked_bytes", row.leaked_bytes);
-      json.number("out_of_memory", row.out_of_memory);
-      json.end_object();
-    }
-    json.end_array();
-    if (model.balance.largest) {
-      json.string("largest_rank", model.balance.ranks[*model.balance.largest].rank);
-      json.number("median_peak_bytes", model.balance.median_peak_bytes);
-      json.real("imbalance", model.balance.imbalance);
-    }
+    write_rank_balance(json, model.balance);
   }
   out.push_back('\n');
 }
@@ -74,7 +55,7 @@ void json_diff(const report::ProfileDiff& diff, fmt::memory_buffer& out) {
     json.begin_array("devices");
     for (const report::DeviceChange& change : diff.devices) {
       json.begin_object();
-      write_rank(json, change.rank);
+      write_rank_label(json, "rank", change.rank);
       json.number("device", int64_t{change.device});
       json.boolean("in_a", change.in_before);
       json.boolean("in_b", change.in_after);

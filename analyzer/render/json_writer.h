@@ -52,6 +52,8 @@ class JsonWriter {
   // null for an empty string or no number: "not known".
   void optional_string(std::string_view key, std::string_view value);
   void optional_number(std::string_view key, std::optional<uint64_t> value);
+  // A value written as JSON already (another renderer's output), as it is.
+  void raw(std::string_view key, std::string_view json) { fmt::format_to(member(key), "{}", json); }
 
  private:
   // Writes the separator and the key a value needs where it goes.

@@ -82,7 +82,7 @@ size_t CheckModel::failures() const {
 CheckModel check_budgets(std::span<const RunProfile> runs, const CheckOptions& options) {
   CheckModel model;
   model.traces = runs.size();
-  model.balance = rank_balance(runs, options.device);
+  if (runs.size() > 1) model.balance = rank_balance(runs, options.device);
   std::vector<std::string> labels = rank_labels(runs);
   std::vector<RankPair> pairs;
   if (options.baseline) pairs = match_ranks(*options.baseline, runs);

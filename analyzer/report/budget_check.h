@@ -64,7 +64,7 @@ struct CheckModel {
   std::vector<CheckResult> results;  // by rank, then device, then check kind
   size_t traces = 0;
   std::vector<std::string> incomplete;  // traces that did not end normally: their leaks are not known
-  RankBalance balance;                  // when there are several ranks
+  RankBalance balance;                  // when there are several ranks (empty for one)
 
   bool passed() const;
   size_t failures() const;

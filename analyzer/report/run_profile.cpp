@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analyzer/report/growth.h"
+#include "analyzer/report/oom_diagnosis.h"
 #include "analyzer/report/stack_text.h"
 
 namespace gpumemtrace::report {
@@ -36,7 +37,10 @@ RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize
   RunProfile profile;
   if (analysis.trace.rank >= 0) profile.rank = analysis.trace.rank;
   profile.source = analysis.trace.path;
-  profile.complete = analysis.trace.complete;
+  profile.pid = analysis.trace.pid;
+  profile.start_wall_ns = analysis.trace.start_wall_ns;
+  // A window that ends before the trace does (--to) knows what its allocations still held at its end.
+  profile.complete = analysis.trace.complete || analysis.options.selection.to_ns != UINT64_MAX;
 
   std::map<replay::StackId, std::string> signatures;
   auto signature = [&](replay::StackId id) -> const std::string& {
@@ -44,8 +48,9 @@ RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize
     if (found == signatures.end()) found = signatures.emplace(id, stack_signature(symbolize(id))).first;
     return found->second;
   };
+  std::vector<Growth> growing = find_growth(replay);
   std::map<replay::AccountId, uint64_t> growth;
-  for (const Growth& grown : find_growth(replay)) growth[replay.sites()[grown.site].account] += grown.bytes;
+  for (const Growth& grown : growing) growth[replay.sites()[grown.site].account] += grown.bytes;
 
   std::map<int32_t, DeviceProfile> devices;
   std::map<replay::AccountId, std::map<std::string, StackBytes>> stacks;
@@ -55,15 +60,28 @@ RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize
     DeviceProfile& device = devices[account.device];
     device.device = account.device;
     device.peak_bytes = account.peak_bytes;
+    device.peak_time_ns = account.peak_time_ns;
     device.final_bytes = account.live_bytes;
-    device.leaked_bytes = analysis.trace.complete ? account.live_bytes : 0;
+    device.leaked_bytes = profile.complete ? account.live_bytes : 0;
     device.allocations = account.allocations;
     device.frees = account.frees;
     device.failed_allocations = account.failed_allocations;
     device.growth_bytes = growth[id];
   }
-  for (const replay::Failure& failure : replay.failures())
-    if (failure.out_of_memory() && devices.contains(failure.device)) ++devices[failure.device].out_of_memory;
+  for (const replay::Failure& failure : replay.failures()) {
+    if (!failure.out_of_memory() || !devices.contains(failure.device)) continue;
+    DeviceProfile& device = devices[failure.device];
+    if (device.out_of_memory++ > 0) continue;
+    OomDiagnosis diagnosis = diagnose(replay, failure, growing);
+    OomFigures& first = device.first_out_of_memory.emplace();
+    first.device = failure.device;
+    first.time_ns = failure.time_ns;
+    first.requested_bytes = failure.requested_bytes;
+    first.free_bytes = failure.device_free;
+    first.total_bytes = failure.device_total;
+    first.held_bytes = diagnosis.held_bytes;
+    if (diagnosis.device_known) first.others_bytes = diagnosis.others_bytes;
+  }
   for (replay::SiteId id = 0; id < replay.sites().size(); ++id) {
     const replay::Site& site = replay.sites()[id];
     if (site.category != replay::Category::Device || !devices.contains(site.device)) continue;
@@ -95,17 +113,21 @@ std::vector<std::string> rank_labels(std::span<const RunProfile> profiles) {
   return labels;
 }
 
+bool left_out_of_set(const RunProfile& profile, size_t traces_in_set) {
+  return traces_in_set > 1 && profile.devices.empty();
+}
+
 const DeviceProfile* find_device(const RunProfile& profile, int32_t device) {
   for (const DeviceProfile& candidate : profile.devices)
     if (candidate.device == device) return &candidate;
   return nullptr;
 }
 
-void sort_by_rank(std::vector<RunProfile>& profiles) {
-  std::stable_sort(profiles.begin(), profiles.end(), [](const RunProfile& a, const RunProfile& b) {
-    if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();
-    return a.rank && *a.rank < *b.rank;
-  });
+bool rank_order(const RunProfile& a, const RunProfile& b) {
+  if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();
+  return a.rank && *a.rank < *b.rank;
 }
+
+void sort_by_rank(std::vector<RunProfile>& profiles) { std::stable_sort(profiles.begin(), profiles.end(), rank_order); }
 
 }  // namespace gpumemtrace::report

@@ -46,6 +46,7 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   if (const trace::Process* process = reader.process()) {
     info.pid = process->pid;
     info.rank = process->rank;
+    info.start_wall_ns = process->start_wall_ns;
     info.command = command_of(*process);
   }
   info.complete = reader.status() == trace::Status::Complete;

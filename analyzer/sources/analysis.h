@@ -16,6 +16,7 @@ struct TraceInfo {
   std::string path;
   uint64_t pid = 0;
   int64_t rank = -1;    // the rank the tracer saw (RANK, OMPI_COMM_WORLD_RANK, ...), -1 when unknown
+  uint64_t start_wall_ns = 0;  // the wall clock (since the epoch) when the trace's clock was 0; 0 when unknown
   std::string command;  // argv joined by spaces (the executable when argv is empty)
   bool complete = false;
   bool corrupt = false;

@@ -69,6 +69,11 @@ class Recorder {
   const Config& config() const { return config_; }
   bool is_root() const { return getpid() == config_.root_pid; }
 
+  std::string trace_path() {
+    std::lock_guard lock(mutex_);
+    return state_ == State::Off ? std::string() : path_;
+  }
+
   // Runs `write` with the writer ready and this thread's records attributed; the stack is interned first.
   // What needs no lock (the clock, a native stack's hash) is done before taking it; Python frames get
   // their code index under the lock.
@@ -387,6 +392,11 @@ void record_event_from(format::CaptureSource source, const CallOrigin& origin, u
   if (busy.nested()) return;
   Recorder& recorder = Recorder::instance();
   if (recorder.enabled()) recorder.record_from(source, origin, time_ns, write);
+}
+
+std::string trace_path() {
+  BusyGuard busy;
+  return Recorder::instance().trace_path();
 }
 
 void sync_trace() {

@@ -6,26 +6,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/subprocess.h"
+#include "tests/analyzer/budget_runs.h"
 #include "tests/support/temp_files.h"
-#include "tests/support/traced_run.h"
+#include "tests/support/trace_builder.h"
 
 namespace gpumemtrace::test {
 namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
-
-ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), bin_dir() + "/gpumemtrace");
-  return run_process(args);
-}
-
-// A traced run of budget_workload: WEIGHTS CACHE ACTIVATIONS [OOM] in MiB. Peak = their sum; leak = CACHE.
-std::string workload_trace(const std::vector<std::string>& mib, EnvChanges env = {}) {
-  TracedRun run = run_traced("report_prog_budget", mib, std::move(env));
-  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
-  return run.trace;
-}
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
@@ -214,6 +202,38 @@ TEST_F(Budgets, DiffTakesABaselineForEitherSide) {
   EXPECT_EQ(from_baseline.exit_code, 0) << from_baseline.err;
   EXPECT_EQ(from_baseline.out, from_trace.out);
   EXPECT_EQ(gpumemtrace({"diff", *small_}).exit_code, 1);  // diff keeps the usual usage status
+}
+
+// A window of the run (--from, --to): only what was allocated in it counts, and its leaks are what it still held
+// at --to. Hand-built: 100 B at 1 µs, 50 B at 2 µs, the 100 B freed at 3 µs, 10 B at 4 µs, the end at 5 µs.
+TEST(BudgetWindow, OnlyTheAllocationsOfTheWindowCount) {
+  ScratchDir scratch;
+  TraceBuilder b;
+  b.process(77, 1, 0, 64, -1, "host", "/bin/window", {"window"});
+  b.alloc(TraceBuilder::Api::cudaMalloc, 0, 0x1000, 100, 0, 1000);
+  b.alloc(TraceBuilder::Api::cudaMalloc, 0, 0x2000, 50, 0, 1000);
+  b.free(TraceBuilder::Api::cudaFree, 0x1000, 1000);
+  b.alloc(TraceBuilder::Api::cudaMalloc, 0, 0x3000, 10, 0, 1000);
+  b.end(4, 1000);
+  std::string trace = write_file(scratch / "window.trace", b.bytes());
+
+  ProcessResult r = gpumemtrace({"check", "--from", "1500", "--to", "3500", "--max-peak", "49", "--max-leak", "49", trace});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out,
+            "FAIL max-peak device 0: 50 B > limit 49 B\n"
+            "FAIL max-leak device 0: 50 B > limit 49 B\n"
+            "FAILED: 2 of 2 checks failed (1 trace)\n");
+  r = gpumemtrace({"check", "--from", "1500", "--to", "3.5us", "--max-peak", "50", "--max-leak", "50", trace});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The whole run: 150 B at the peak, 60 B leaked.
+  r = gpumemtrace({"check", "--max-peak", "149", "--max-leak", "59", trace});
+  EXPECT_EQ(r.out,
+            "FAIL max-peak device 0: 150 B > limit 149 B\n"
+            "FAIL max-leak device 0: 60 B > limit 59 B\n"
+            "FAILED: 2 of 2 checks failed (1 trace)\n");
+  r = gpumemtrace({"check", "--from", "2s", "--to", "1s", "--max-peak", "1", trace});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpumemtrace check: --from 2s is after --to 1s (see gpumemtrace check --help)\n");
 }
 
 bool have_xmllint() { return run_process({"/bin/sh", "-c", "command -v xmllint"}).exit_code == 0; }

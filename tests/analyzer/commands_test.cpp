@@ -21,7 +21,10 @@ TEST(ReportCommands, EachHasHelp) {
   for (const std::string& name : kReports) {
     ProcessResult r = gpumemtrace({name, "--help"});
     EXPECT_EQ(r.exit_code, 0) << name;
-    EXPECT_EQ(r.out.rfind("usage: gpumemtrace " + name + " [options] TRACE\n", 0), 0u) << r.out;
+    bool reads_directories = name == "summary" || name == "peak" || name == "leaks" || name == "oom";
+    std::string operand = reads_directories ? "TRACE|DIR" : "TRACE";
+    EXPECT_EQ(r.out.rfind("usage: gpumemtrace " + name + " [options] " + operand + "\n", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.find("--rank N|all") != std::string::npos, reads_directories) << name;
     EXPECT_NE(r.out.find("--min-size SIZE"), std::string::npos) << name;
     EXPECT_EQ(r.out.find("--width") != std::string::npos, name == "timeline") << name;
   }
@@ -56,7 +59,8 @@ TEST(ReportCommands, BadCommandLinesAreUsageErrors) {
   r = gpumemtrace({"peak", "x.trace", "--top"});
   EXPECT_EQ(r.err, "gpumemtrace peak: option --top needs a value (see gpumemtrace peak --help)\n");
   r = gpumemtrace({"leaks", "a.trace", "b.trace"});
-  EXPECT_EQ(r.err, "gpumemtrace leaks: expects one trace file, got 'a.trace' and 'b.trace' (see gpumemtrace leaks --help)\n");
+  EXPECT_EQ(r.err, "gpumemtrace leaks: expects one trace file or directory, got 'a.trace' and 'b.trace' (see gpumemtrace "
+                   "leaks --help)\n");
 }
 
 class NotATrace : public testing::Test {
