@@ -3,6 +3,7 @@
 // it cannot follow (a signal frame).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <thread>
@@ -23,12 +24,15 @@ struct Stacks {
   long fast_result = 0;
 };
 
+// The most frames the fast walker is asked for.
+size_t g_fast_limit = 512;
+
 // Both walkers from the same frame. fast_backtrace reports its own frame first and then this one (at a
 // different return address), libunwind this one first: the frames from the caller of this function on
 // must agree.
 __attribute__((noinline)) Stacks walk_both() {
   Stacks stacks;
-  stacks.fast.resize(512);
+  stacks.fast.resize(g_fast_limit);
   stacks.fast_result = fast_backtrace(stacks.fast.data(), stacks.fast.size());
   void* frames[512];
   int n = unw_backtrace(frames, 512);
@@ -43,6 +47,8 @@ void expect_same_callers(const Stacks& stacks) {
   ASSERT_GE(stacks.libunwind.size(), 1u);
   std::vector<uintptr_t> fast(stacks.fast.begin() + 2, stacks.fast.end());
   std::vector<uintptr_t> slow(stacks.libunwind.begin() + 1, stacks.libunwind.end());
+  // A walk cut at the limit holds the innermost frames.
+  if (slow.size() > g_fast_limit - 2) slow.resize(g_fast_limit - 2);
   EXPECT_EQ(fast, slow);
   EXPECT_GT(fast.size(), 3u);
 }
@@ -76,6 +82,25 @@ TEST(FastUnwind, ConsecutiveChangingStacksMatchLibunwind) {
     expect_same_callers(stacks);
     if (HasFailure()) return;
   }
+}
+
+// Walks cut at a frame limit are reused too (a deep Python stack is always cut): the tail of the last
+// walk is where the next one goes on from, when it needs more frames than the reused part gave.
+TEST(FastUnwind, ConsecutiveWalksCutAtALimitMatchLibunwind) {
+  unsigned seed = 11;
+  for (size_t limit : {6u, 12u, 20u, 33u}) {
+    g_fast_limit = limit;
+    for (int i = 0; i < 300; ++i) {
+      seed = seed * 1103515245 + 12345;
+      int depth = static_cast<int>(seed >> 16) % 40;
+      int switch_at = static_cast<int>(seed >> 8) % 40;
+      Stacks stacks = seed & 1 ? recurse(depth) : recurse_other(depth, switch_at);
+      EXPECT_EQ(stacks.fast_result, std::min<long>(static_cast<long>(limit), static_cast<long>(stacks.libunwind.size()) + 1));
+      expect_same_callers(stacks);
+      if (HasFailure()) break;
+    }
+  }
+  g_fast_limit = 512;
 }
 
 // A frame of variable size: the compiler addresses it through rbp.

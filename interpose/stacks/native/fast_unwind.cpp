@@ -31,10 +31,15 @@ constexpr size_t kMaxWords = 3 * kMaxSteps;
 
 // A walk: the registers of each frame and the words each step to the caller read. Given the same
 // registers, the same rules and the same words, a step goes the same way.
+// How a walk ended. A walk cut at its frame limit knows the registers of the next frame (its tail), so
+// the next walk can go on from there after reusing it; one cut where a step went another way cannot.
+enum class WalkEnd : uint8_t { Unknown, Bottom, Cut };
+
 struct Walk {
   uint64_t generation = 0;
   size_t count = 0;
-  bool complete = false;  // it ended at the bottom of the stack, not at a frame limit
+  WalkEnd end = WalkEnd::Unknown;
+  Registers tail;  // WalkEnd::Cut: the registers of the frame after the last one
   Registers regs[kMaxSteps];
   uint32_t words_end[kMaxSteps];  // the words of step i are [words_begin(i), words_end[i])
   Word words[kMaxWords];
@@ -163,46 +168,67 @@ __attribute__((noinline, aligned(64))) long fast_backtrace(uintptr_t* out, size_
   }
   if (max > kMaxSteps) max = kMaxSteps;
   const uint64_t generation = frame_rule_generation();
-  Walk& last = *walks.last;
-  Walk& fresh = *walks.fresh;
-  fresh.count = 0;
-  const bool reusable = last.complete && last.generation == generation;
+  Walk* last = walks.last.get();
+  Walk* fresh = walks.fresh.get();
+  fresh->count = 0;
+  bool reusable = last->end != WalkEnd::Unknown && last->generation == generation;
   size_t cursor = 0;  // into last: the first step whose frame is not below the current one
   bool bottom = false;
-  while (fresh.count < max) {
+  while (fresh->count < max) {
     if (reusable) {
-      while (cursor < last.count && last.regs[cursor].sp < regs.sp) ++cursor;
-      if (cursor < last.count && last.regs[cursor] == regs) {
+      while (cursor < last->count && last->regs[cursor].sp < regs.sp) ++cursor;
+      if (cursor < last->count && last->regs[cursor] == regs) {
         // The same frame as last time: its steps stand up to the first one that read something else.
-        size_t changed = last.first_changed(cursor);
-        size_t end = changed < last.count ? changed + 1 : last.count;  // the changed frame itself stands
-        if (end - cursor > max - fresh.count) end = cursor + (max - fresh.count);
-        if (changed == last.count || fresh.count + (end - cursor) == max) {
-          bool to_bottom = changed == last.count && end == last.count;
-          last.join(fresh, cursor, end);
-          last.complete = to_bottom;
-          last.generation = generation;
-          return copy_return_addresses(last, out);
+        size_t changed = last->first_changed(cursor);
+        size_t room = max - fresh->count;
+        if (changed == last->count) {
+          size_t end = last->count - cursor > room ? cursor + room : last->count;
+          WalkEnd how = end < last->count ? WalkEnd::Cut : last->end;
+          Registers tail = end < last->count ? last->regs[end] : last->tail;
+          last->join(*fresh, cursor, end);
+          last->end = how;
+          last->tail = tail;
+          last->generation = generation;
+          if (how == WalkEnd::Bottom || last->count == max) return copy_return_addresses(*last, out);
+          // The last walk was cut higher up the stack than this one may go: step on from its tail.
+          std::swap(last, fresh);
+          regs = tail;
+          reusable = false;
+          continue;
+        }
+        if (changed - cursor + 1 >= room) {  // the changed frame itself stands
+          size_t end = cursor + room;
+          // Steps before `changed` went the same way, so the frame after them is known; after `changed`, not.
+          WalkEnd how = end <= changed ? WalkEnd::Cut : WalkEnd::Unknown;
+          Registers tail = end <= changed ? last->regs[end] : Registers{};
+          last->join(*fresh, cursor, end);
+          last->end = how;
+          last->tail = tail;
+          last->generation = generation;
+          return copy_return_addresses(*last, out);
         }
         // Step `changed` read something else this time: the steps before it stand, it goes afresh, and a
         // frame further up may join the last walk again.
-        fresh.append(last, cursor, changed);
-        regs = last.regs[changed];
+        fresh->append(*last, cursor, changed);
+        regs = last->regs[changed];
         cursor = changed + 1;
       }
     }
-    StepResult result = step_to_caller(regs, fresh);
-    if (result == StepResult::CannotStep) return -1;
+    StepResult result = step_to_caller(regs, *fresh);
+    if (result == StepResult::CannotStep) {
+      fresh->end = WalkEnd::Unknown;  // it may be the last walk, extended
+      return -1;
+    }
     if (result == StepResult::Bottom) {
       bottom = true;
       break;
     }
   }
-  std::swap(walks.last, walks.fresh);
-  Walk& walk = *walks.last;
-  walk.complete = bottom;
-  walk.generation = generation;
-  return copy_return_addresses(walk, out);
+  fresh->end = bottom ? WalkEnd::Bottom : WalkEnd::Cut;
+  fresh->tail = regs;
+  fresh->generation = generation;
+  if (walks.last.get() != fresh) std::swap(walks.last, walks.fresh);
+  return copy_return_addresses(*fresh, out);
 #else
   (void)out;
   (void)max;
