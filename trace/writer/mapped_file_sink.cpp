@@ -76,7 +76,18 @@ bool MappedFileSink::grow(size_t bytes) {
 #endif
   capacity_ = new_capacity;
   failed_ = false;
+  release_written();
   return true;
+}
+
+void MappedFileSink::release_written() {
+  // Records are only appended: the steps before the one being written are never touched again. Unmapping
+  // them from the process keeps its resident set (RssFile) from growing with the trace; the pages stay in
+  // the page cache, dirty until the kernel writes them back, so a SIGKILL still loses nothing.
+  size_t done = size_ / kGrowStep * kGrowStep;
+  if (done <= released_) return;
+  madvise(base_ + released_, done - released_, MADV_DONTNEED);
+  released_ = done;
 }
 
 void MappedFileSink::sync() {
@@ -96,7 +107,7 @@ void MappedFileSink::abandon() {
   if (fd_ >= 0) ::close(fd_);
   base_ = nullptr;
   fd_ = -1;
-  reserved_ = capacity_ = size_ = 0;
+  reserved_ = capacity_ = size_ = released_ = 0;
   failed_ = false;
 }
 
