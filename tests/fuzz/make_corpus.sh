@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Remakes the seed corpus of tests/fuzz/corpus from a built tree (default build/): traces of the test
 # programs run under the tracer on the simulated device, complete and cut at several points (what a killed
-# process leaves), traces of bench_trace_generator, and the .eh_frame sections of the programs and libraries.
+# process leaves), traces of bench_trace_generator, the .eh_frame sections of the programs and libraries,
+# and the baselines of those traces. Inputs kept by hand (regression-*: what a fuzzer once crashed on;
+# hand-*) stay.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
 traces="$root/tests/fuzz/corpus/fuzz_trace_reader"
 tables="$root/tests/fuzz/corpus/fuzz_unwind_tables"
-rm -rf "$traces" "$tables"
-mkdir -p "$traces" "$tables"
+baselines="$root/tests/fuzz/corpus/fuzz_baseline"
+mkdir -p "$traces" "$tables" "$baselines"
+find "$traces" "$tables" "$baselines" -type f ! -name 'regression-*' ! -name 'hand-*' -delete
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -44,4 +47,14 @@ for object in "$build/bin/capture_prog_killed" "$build/bin/capture_prog_threads"
       cat "$work/eh_frame"; } >"$tables/$(basename "$object").pc$pc"
   done
 done
-echo "corpus: $(ls "$traces" | wc -l) traces, $(ls "$tables" | wc -l) unwind tables"
+
+# The baselines of the complete traces, of an incomplete one and of a directory of two (a parent and its child).
+for trace in "$traces"/* "$traces/generated.cut2"; do
+  case "$(basename "$trace")" in generated.cut2) ;; *.cut* | regression-* | hand-*) continue ;; esac
+  "$build/bin/gpumemtrace" baseline -o "$baselines/$(basename "$trace")" "$trace" >/dev/null 2>&1
+done
+mkdir "$work/ranks"
+cp "$traces/fork" "$traces/fork.child" "$work/ranks/"
+"$build/bin/gpumemtrace" baseline -o "$baselines/fork.directory" "$work/ranks" >/dev/null 2>&1
+cp "$root/examples/ci/train_loop.baseline.json" "$baselines/example-train_loop"
+echo "corpus: $(ls "$traces" | wc -l) traces, $(ls "$tables" | wc -l) unwind tables, $(ls "$baselines" | wc -l) baselines"
