@@ -8,7 +8,7 @@
 // application's own return address, exactly as if we were not here.
 #include <dlfcn.h>
 
-#include <atomic>
+#include <cstddef>
 
 #include "interpose/recording/debug_log.h"
 #include "interpose/hooks/driver_table.h"
@@ -20,16 +20,21 @@ namespace gpumemtrace::interpose {
 namespace {
 
 using DlsymFn = void* (*)(void*, const char*);
-std::atomic<DlsymFn> g_real_dlsym{nullptr};
+DlsymFn g_real_dlsym = nullptr;  // accessed with __atomic builtins (below)
 
-DlsymFn glibc_dlsym() {
-  DlsymFn fn = g_real_dlsym.load(std::memory_order_acquire);
+// A sanitizer's runtime, preloaded ahead of the tracer in the sanitizer builds (docs/reliability.md), looks
+// up the functions it intercepts with dlsym while it sets itself up, and that dlsym is ours: the route to
+// glibc's must not use the sanitizer's instrumentation (its shadow memory does not exist yet), nor call
+// anything that does (hence builtins, not std::atomic, whose members are functions of their own at -O0/-Og).
+#define GMT_NOT_INSTRUMENTED __attribute__((no_sanitize("address", "undefined", "thread")))
+
+GMT_NOT_INSTRUMENTED DlsymFn glibc_dlsym() {
+  DlsymFn fn = __atomic_load_n(&g_real_dlsym, __ATOMIC_ACQUIRE);
   if (fn) return fn;
-  for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
-    fn = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", version));
-    if (fn) break;
-  }
-  g_real_dlsym.store(fn, std::memory_order_release);
+  static const char* const kVersions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+  for (size_t i = 0; i < sizeof kVersions / sizeof kVersions[0] && !fn; ++i)
+    fn = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", kVersions[i]));
+  __atomic_store_n(&g_real_dlsym, fn, __ATOMIC_RELEASE);
   return fn;
 }
 
@@ -50,7 +55,8 @@ void* real_dlsym(void* handle, const char* name) { return glibc_dlsym()(handle, 
 
 // Where the trampoline jumps: glibc's dlsym for everything we do not wrap (the common case), else our
 // wrapping lookup. Lookups through RTLD_DEFAULT/RTLD_NEXT already find our exported wrappers first.
-extern "C" __attribute__((visibility("hidden"))) void* gmt_dlsym_route(void* handle, const char* name) {
+extern "C" __attribute__((visibility("hidden"))) GMT_NOT_INSTRUMENTED void* gmt_dlsym_route(void* handle,
+                                                                                          const char* name) {
   using namespace gpumemtrace::interpose;
   bool candidate = name && name[0] == 'c' && name[1] == 'u' && handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
                    !hook_state().busy && wrapper_for_name(name);
