@@ -132,6 +132,11 @@ class Recorder {
     ready_locked();
   }
 
+  std::string open_trace_path() {
+    std::lock_guard lock(mutex_);
+    return state_ == State::Open ? absolute_path_ : std::string();
+  }
+
   void finish() {
     // A vfork child shares our memory: closing the trace there would close the parent's.
     if (getpid() != pid_) return;
@@ -167,6 +172,13 @@ class Recorder {
     }
     debug_log("tracing into %s", path_.c_str());
     state_ = State::Open;
+    // The program may change its directory later; the path is resolved while it is still the one it was.
+    if (char* resolved = realpath(path_.c_str(), nullptr)) {
+      absolute_path_ = resolved;
+      free(resolved);
+    } else {
+      absolute_path_ = path_;
+    }
     source_ = format::CaptureSource::Interposition;
     counters_ = load_counters();
     write_modules_locked();
@@ -330,6 +342,7 @@ class Recorder {
   Config config_;
   long pid_ = 0;  // the process this recorder writes for
   std::string path_;
+  std::string absolute_path_;  // of the open trace
   SpinningMutex mutex_;
   State state_ = State::Off;
   TraceWriter writer_;
@@ -387,6 +400,11 @@ void record_event_from(format::CaptureSource source, const CallOrigin& origin, u
   if (busy.nested()) return;
   Recorder& recorder = Recorder::instance();
   if (recorder.enabled()) recorder.record_from(source, origin, time_ns, write);
+}
+
+std::string open_trace_path() {
+  BusyGuard busy;
+  return Recorder::instance().open_trace_path();
 }
 
 void sync_trace() {

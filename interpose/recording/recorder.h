@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <string>
 
 #include "gpumemtrace/trace_records.h"
 #include "interpose/recording/call_origin.h"
@@ -90,6 +91,9 @@ void record_from(format::CaptureSource source, const CallOrigin& origin, R event
     writer.write(event);
   });
 }
+
+// The absolute path of this process's trace; empty while it has none (not traced, or nothing recorded yet).
+std::string open_trace_path();
 
 // Pushes what was written to the disk: after an out-of-memory failure, the process may be about to die.
 void sync_trace();
