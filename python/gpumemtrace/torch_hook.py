@@ -63,13 +63,20 @@ def snapshot_name(trace_name, reason, sequence):
     return "%s.torch-%s%s.pickle" % (trace_name, _REASON_NAMES[reason], suffix)
 
 
-def _history_form(record_memory_history):
-    """How this torch's _record_memory_history is called: "modern", "legacy", or None (too old)."""
+def _parameters(function):
     try:
-        parameters = set(inspect.signature(record_memory_history).parameters)
+        return set(inspect.signature(function).parameters)
     except (TypeError, ValueError):
-        return None
-    if _MODERN_HISTORY <= parameters:
+        return set()
+
+
+def _history_form(memory):
+    """How this torch's torch.cuda.memory._record_memory_history is called: "modern", "legacy", or None (too
+    old). Since 2.1 it takes (enabled, *args, **kwargs) and shows the signature of _record_memory_history_impl,
+    which is looked at too in case a version does not."""
+    parameters = _parameters(memory._record_memory_history)
+    if _MODERN_HISTORY <= parameters or _MODERN_HISTORY <= _parameters(getattr(memory, "_record_memory_history_impl",
+                                                                               None)):
         return "modern"
     if _LEGACY_HISTORY <= parameters:
         return "legacy"
@@ -90,7 +97,7 @@ def _why_not(torch):
     missing = [name for name, found in wanted.items() if found is None]
     if missing:
         return "PyTorch %s has no %s (2.0 or later is needed)" % (version, ", ".join(missing))
-    if _history_form(memory._record_memory_history) is None:
+    if _history_form(memory) is None:
         return ("PyTorch %s: _record_memory_history%s takes no history length (2.0 or later is needed)"
                 % (version, inspect.signature(memory._record_memory_history)))
     if not cuda.is_initialized():
@@ -114,19 +121,19 @@ class _Hook:
         if is_enabled is not None and is_enabled():
             _log(False, "the program records PyTorch's allocation history itself: its settings are kept")
             return 0
-        record = self.torch.cuda.memory._record_memory_history
-        if _history_form(record) == "modern":
-            record(enabled="all", context="alloc", stacks="python", max_entries=entries)
+        memory = self.torch.cuda.memory
+        if _history_form(memory) == "modern":
+            memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
         else:
-            record(True, trace_alloc_max_entries=entries, trace_alloc_record_context=True)
+            memory._record_memory_history(True, trace_alloc_max_entries=entries, trace_alloc_record_context=True)
         return entries
 
     def stop_history(self):
-        record = self.torch.cuda.memory._record_memory_history
-        if _history_form(record) == "modern":
-            record(enabled=None)
+        memory = self.torch.cuda.memory
+        if _history_form(memory) == "modern":
+            memory._record_memory_history(enabled=None)
         else:
-            record(False)
+            memory._record_memory_history(False)
 
     def take_usr1(self):
         """Installs the SIGUSR1 handler where the program lets it; returns a USR1_* value."""
