@@ -85,8 +85,9 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                        heaps_.at_window(timeline_clock_.window());
                        heaps_.on(r);
                      }),
-                 trace::handle<trace::AddressReserve, trace::AddressFree, trace::End>(
-                     [&](const auto& r) { on_event(r.time_ns); }),
+                 // PyTorch's snapshots are files of their own; these records only say where and when.
+                 trace::handle<trace::AddressReserve, trace::AddressFree, trace::TorchHook, trace::TorchSnapshot,
+                               trace::End>([&](const auto& r) { on_event(r.time_ns); }),
                  // What the reader already keeps (stacks, modules, Python codes, threads, the process), or
                  // not memory. The stack table takes Python codes from the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,

@@ -66,6 +66,8 @@ enum class Token : uint8_t {
   SubName = 0x2B,         // a live block's name (what it holds)
   Source = 0x2C,          // the capture source of the events that follow (interposition or CUPTI)
   PoolThreshold = 0x2D,   // a memory pool's release threshold, as CUPTI reported it
+  TorchSnapshot = 0x2E,   // the PyTorch hook wrote a snapshot of PyTorch's caching allocator next to the trace
+  TorchHook = 0x2F,       // the PyTorch hook is on: PyTorch records its allocation history
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };
@@ -81,6 +83,16 @@ inline constexpr uint64_t kErrorOutOfMemory = 2;
 enum class CaptureSource : uint8_t { Interposition = 0, Cupti = 1, Count };
 inline constexpr std::string_view kCaptureSourceNames[] = {"interposition", "cupti"};
 static_assert(std::size(kCaptureSourceNames) == static_cast<size_t>(CaptureSource::Count));
+
+// Why the PyTorch hook (python/gpumemtrace/torch_hook.py) wrote a snapshot: TorchSnapshot records. The name is
+// the one in the snapshot's file name, "<trace file name>.torch-<name>[-<sequence>].pickle".
+enum class TorchSnapshotReason : uint8_t { Exit = 0, OutOfMemory = 1, Signal = 2, Count };
+inline constexpr std::string_view kTorchSnapshotReasonNames[] = {"exit", "oom", "usr1"};
+static_assert(std::size(kTorchSnapshotReasonNames) == static_cast<size_t>(TorchSnapshotReason::Count));
+
+// What SIGUSR1 does in a process whose PyTorch hook is on (TorchHook records): nothing of ours (the program
+// handles it in C, or the hook could not take it), a snapshot, or a snapshot and then the program's own handler.
+enum class TorchSignal : uint8_t { NotTaken = 0, Taken = 1, Chained = 2, Count };
 
 // Memory kinds, derived from the API (never stored). For VmmPhysical the "address" of an allocation is
 // its CUmemGenericAllocationHandle, for Array its CUarray.

@@ -21,14 +21,12 @@ using Json = nlohmann::json;
 // The line of the example that holds `text`.
 uint32_t example_line(const std::string& text) { return line_containing(PYTHON_TRAIN_LOOP, text); }
 
-class PythonReports : public testing::TestWithParam<unsigned> {
+class PythonReports : public InstalledPythonTest {
  protected:
   void SetUp() override {
-    auto interpreter = find_python_interpreter(GetParam());
-    if (!interpreter)
-      GTEST_SKIP() << "CPython 3." << GetParam() << " is not installed (looked for " << python_search_places(GetParam())
-                   << ")";
-    run_ = run_traced(interpreter->executable, {"-B", PYTHON_TRAIN_LOOP, "--steps", "20"});
+    InstalledPythonTest::SetUp();
+    if (IsSkipped()) return;
+    run_ = run_traced(interpreter_->executable, {"-B", PYTHON_TRAIN_LOOP, "--steps", "20"});
     ASSERT_EQ(run_.result.exit_code, 0) << run_.result.out << run_.result.err;
   }
   ProcessResult report(std::vector<std::string> args) {
@@ -91,8 +89,7 @@ TEST_P(PythonReports, LeaksNameThePythonFunctionsThatAllocated) {
       << leaks.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Interpreters, PythonReports, testing::Values(10u, 11u, 12u, 13u),
-                         [](const testing::TestParamInfo<unsigned>& info) { return "py3_" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Interpreters, PythonReports, testing::Values(10u, 11u, 12u, 13u), python_minor_name);
 
 }  // namespace
 }  // namespace gpumemtrace::test

@@ -20,7 +20,7 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   std::memcpy(header + 8, &version, sizeof version);
   std::memset(header + 12, 0, 4);
   sink_.commit(format::kHeaderSize);
-  last_time_ns_ = monotonic_ns();
+  start_ns_ = last_time_ns_ = monotonic_ns();
   encoder_.restart();
   events_ = 0;
 
