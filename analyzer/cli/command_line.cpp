@@ -7,6 +7,7 @@
 
 #include "analyzer/cli/command.h"
 #include "common/size_units.h"
+#include "common/time_units.h"
 
 namespace gpumemtrace::cli {
 
@@ -145,6 +146,12 @@ uint64_t parse_size_option(const std::string& option, const std::string& value) 
   std::optional<uint64_t> bytes = parse_size(value);
   if (!bytes) throw UsageError(option + " " + value + " is not a size (e.g. 1MiB, 4096)");
   return *bytes;
+}
+
+uint64_t parse_time_option(const std::string& option, const std::string& value) {
+  std::optional<uint64_t> ns = parse_duration(value);
+  if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
+  return *ns;
 }
 
 std::string CommandLine::help() const {

@@ -11,7 +11,6 @@
 #include "analyzer/cli/progress.h"
 #include "analyzer/render/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
-#include "common/time_units.h"
 
 namespace gpumemtrace::cli {
 
@@ -37,12 +36,6 @@ struct ExportArguments {
   render::ExportOptions options;
   replay::EventSelection selection;
 };
-
-uint64_t parse_time(const std::string& option, const std::string& value) {
-  std::optional<uint64_t> ns = parse_duration(value);
-  if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
-  return *ns;
-}
 
 const render::OutputFormat& export_format(const std::optional<std::string>& name) {
   std::string choices = render::output_format_names(true);
@@ -81,8 +74,8 @@ std::optional<ExportArguments> parse(std::span<const std::string> args) {
     out.options.what = *weighing;
   }
   if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
-  if (from) out.selection.from_ns = parse_time("--from", *from);
-  if (to) out.selection.to_ns = parse_time("--to", *to);
+  if (from) out.selection.from_ns = parse_time_option("--from", *from);
+  if (to) out.selection.to_ns = parse_time_option("--to", *to);
   if (out.selection.from_ns > out.selection.to_ns) throw UsageError("--from " + *from + " is after --to " + *to);
   if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
   return out;

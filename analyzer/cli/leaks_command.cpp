@@ -11,10 +11,13 @@ constexpr std::string_view kHelp =
     "\n"
     "The allocations still live when the process exited (device memory, managed and pinned host memory),\n"
     "grouped by call stack, largest first. Leaks are only known for a complete trace: for a process that\n"
-    "was killed, this lists what was live when the trace stops.\n";
+    "was killed, this lists what was live when the trace stops.\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n";
 
 int leaks_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::leaks_report>});
+  return run_report(args, ReportCommand{.usage_and_purpose = kHelp, .build = report::build_body<report::leaks_report>, .takes_view = true});
 }
 
 }  // namespace

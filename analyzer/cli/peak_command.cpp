@@ -11,10 +11,13 @@ constexpr std::string_view kHelp =
     "\n"
     "For each device: the peak of its device memory (cuMemAlloc/cudaMalloc, async pools, VMM physical\n"
     "memory and arrays, in requested bytes), the first time it was reached, and the allocations live then,\n"
-    "grouped by call stack, largest first.\n";
+    "grouped by call stack, largest first.\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n";
 
 int peak_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::peak_report>});
+  return run_report(args, ReportCommand{.usage_and_purpose = kHelp, .build = report::build_body<report::peak_report>, .takes_view = true});
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ struct ReportArguments {
   std::optional<uint32_t> width;
   bool all_frames = false;
   std::optional<std::string> output;  // -o FILE, else stdout
+  std::optional<uint64_t> at_ns;      // --at TIME
 };
 
 const render::OutputFormat& output_format(bool json, const std::optional<std::string>& name,
@@ -52,7 +53,7 @@ std::string format_choices(std::string_view default_format) {
 std::optional<ReportArguments> parse(std::span<const std::string> args, const ReportCommand& command) {
   CommandLine line(command.usage_and_purpose, kExitStatusHelp);
   bool json = false;
-  std::optional<std::string> format, device, top, min_size, width;
+  std::optional<std::string> format, device, top, min_size, width, view, at;
   ReportArguments out;
   line.option("--format", "NAME", format, "the output: " + format_choices(command.default_format));
   line.option("-o,--output", "FILE", out.output,
@@ -65,6 +66,17 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   line.option("--top", "N", top, fmt::format("at most N stacks per device (default {})", command.default_top));
   line.option("--min-size", "SIZE", min_size, "leave out stacks with less than SIZE, e.g. 1MiB");
   if (command.takes_width) line.option("--width", "N", width, "columns of the chart (default: the terminal's, or 80)");
+  if (command.takes_view)
+    line.option("--view", "VIEW", view,
+                "where a program's allocator reported heaps: used (its blocks count, not the segments that hold "
+                "them; the default with heaps) or reserved (the driver's allocations)");
+  if (command.takes_growth) {
+    line.option("--phase", "PHASE", out.selection.growth_phase,
+                "growth: the phase (path or name) whose instances are the windows (default: the top-level phase "
+                "with the most instances, at least 3)");
+    line.flag("--time-slices", out.selection.growth_time_slices, "growth: 10 equal time slices as the windows, even with phases");
+  }
+  if (command.takes_at) line.option("--at", "TIME", at, "the figures at TIME since the trace started (1.5s, 200ms), not at its end");
   line.operand("trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
 
@@ -74,6 +86,13 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
   out.selection.top = top ? parse_number("--top", *top, 1'000'000) : command.default_top;
   if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
+  if (view) {
+    out.selection.view = report::view_named(*view);
+    if (!out.selection.view) throw UsageError("--view " + *view + " is not one of: used, reserved");
+  }
+  if (out.selection.growth_phase && out.selection.growth_time_slices)
+    throw UsageError("--phase contradicts --time-slices");
+  if (at) out.at_ns = parse_time_option("--at", *at);
   if (width) {
     out.width = static_cast<uint32_t>(parse_number("--width", *width, 10'000));
     if (*out.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");
@@ -99,9 +118,11 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   if (!arguments) return kExitOk;
 
   report::Analysis analysis;
+  replay::ReplayOptions options;
+  if (arguments->at_ns) options.selection.to_ns = *arguments->at_ns;
   try {
     Progress progress(arguments->path);
-    analysis = report::analyze(arguments->path, {}, std::ref(progress));
+    analysis = report::analyze(arguments->path, options, std::ref(progress));
   } catch (const trace::OpenError& error) {
     return trace_error(arguments->path, error.what());
   }
@@ -111,9 +132,14 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
     fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
   });
   const replay::StackTable& stacks = analysis.replay->stacks();
-  report::Report report = report::build_report(
-      analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
-      command.build);
+  report::Report report;
+  try {
+    report = report::build_report(
+        analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
+        command.build);
+  } catch (const report::SelectionError& error) {
+    throw UsageError(error.what());
+  }
 
   if (arguments->format->renders && !arguments->format->renders(report.body))
     throw UsageError(fmt::format("--format {} renders the peak and leaks reports only", arguments->format->name));

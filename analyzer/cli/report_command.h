@@ -19,6 +19,9 @@ struct ReportCommand {
   report::BuildBody build;   // the report's model
   std::string_view default_format = "text";
   bool needs_output_file = false;  // a page, not for a terminal: -o FILE unless stdout is redirected
+  bool takes_view = false;    // --view used|reserved: its figures depend on the view (docs/reports.md, "Views")
+  bool takes_growth = false;  // --phase, --time-slices: it shows growth
+  bool takes_at = false;      // --at TIME: its figures at a moment (the trace read up to it)
 };
 
 int run_report(std::span<const std::string> args, const ReportCommand& command);

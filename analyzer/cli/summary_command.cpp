@@ -13,10 +13,17 @@ constexpr std::string_view kHelp =
     "live), what was still allocated at exit, the counts; managed and pinned host memory apart; the\n"
     "largest stacks at the peak, the leaks, the stacks that kept growing, the out-of-memory failures with\n"
     "their verdict, and fragmentation where the trace knows it. Sizes are the bytes the program asked for.\n"
-    "The other commands (peak, leaks, growth, oom, fragmentation, timeline) show each part in detail.\n";
+    "The other commands (peak, leaks, growth, oom, fragmentation, timeline) show each part in detail.\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n";
 
 int summary_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 5, false, report::build_body<report::summary_report>});
+  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+                                        .default_top = 5,
+                                        .build = report::build_body<report::summary_report>,
+                                        .takes_view = true,
+                                        .takes_growth = true});
 }
 
 }  // namespace
