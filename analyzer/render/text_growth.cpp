@@ -7,11 +7,13 @@ namespace gpumemtrace::render {
 
 namespace {
 
-// "10 equal time slices from the first allocation", "the 20 instances of phase forward, in 10 windows"
+// " (10 equal time slices from the first allocation)", " (the 20 instances of phase forward, in 10 windows)";
+// nothing when nothing was allocated.
 std::string windows_text(const report::GrowthModel& growth) {
   if (growth.phase)
-    return fmt::format("the {} instances of phase {}, in {} windows", growth.instances, *growth.phase, growth.windows);
-  return fmt::format("{} equal time slices from the first allocation", growth.windows);
+    return fmt::format(" (the {} instances of phase {}, in {} windows)", growth.instances, *growth.phase,
+                       growth.windows);
+  return growth.windows ? fmt::format(" ({} equal time slices from the first allocation)", growth.windows) : "";
 }
 
 }  // namespace
@@ -20,10 +22,10 @@ void append_growth(fmt::memory_buffer& out, const report::GrowthModel& growth, c
                    bool detailed) {
   auto o = fmt::appender(out);
   if (growth.sites.empty()) {
-    fmt::format_to(o, "growth: no stack's live memory kept rising ({})\n\n", windows_text(growth));
+    fmt::format_to(o, "growth: no stack's live memory kept rising{}\n\n", windows_text(growth));
     return;
   }
-  fmt::format_to(o, "growth: stacks whose live memory kept rising ({}):\n", windows_text(growth));
+  fmt::format_to(o, "growth: stacks whose live memory kept rising{}:\n", windows_text(growth));
   std::string_view window = growth.phase ? "windows" : "slices";
   for (const report::GrowingSite& g : growth.sites) {
     std::string where = account_name(g.memory, g.device);
