@@ -1,7 +1,8 @@
 // The used view (docs/reports.md, "Views"): a program's allocator reported heaps, so peak, leaks, growth
 // and the summary count its blocks in place of the driver-level segments that hold them, and never both;
 // an allocation that is no heap memory counts as it is. Hand-built traces with exact figures: pointer
-// segments (one of them at an address a plain allocation held first) and VMM memory mapped into a heap.
+// segments (one of them at an address a plain allocation held first), VMM memory mapped into a heap, and
+// an arena that a heap covers in part.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -229,6 +230,30 @@ TEST(UsedViewVmm, MappedHandlesAreSegments) {
   EXPECT_EQ(device.kind_bytes_at_peak[static_cast<size_t>(trace::MemoryKind::VmmPhysical)], 5 * kMiB / 2);
   const replay::Account& reserved = *input.reserved_replay().accounts().find_device(0);
   EXPECT_EQ(reserved.peak_bytes, 4 * kMiB);
+}
+
+// A heap over the second half of a 4 MiB arena: the half outside the heap still counts, with the arena's
+// stack, and the block in the heap with its own.
+TEST(UsedViewArena, ThePartOfAnAllocationOutsideItsHeapStillCounts) {
+  constexpr uint64_t kArena = 0x50000000;
+  TraceBuilder b;
+  b.thread_new(1, 1, "main").stack_node(0, kWorkspaceFrame).stack_node(0, kTensorA);
+  b.alloc(Api::cudaMalloc, 0, kArena, 4 * kMiB, 1, 1000);
+  b.event(trace::HeapCreate{{}, 1, 0, kArena + 2 * kMiB, 2 * kMiB, "upper half"}, 1000);
+  b.event(trace::SubAlloc{{}, 1, kArena + 2 * kMiB, kMiB, 0, 2}, 1000);
+  b.end(3, 1000);
+  ScratchDir scratch;
+  report::Analysis analysis = analyze_built(scratch, b);
+  report::Stacks stacks;
+  report::ModelInput input(analysis, {}, [](replay::StackId) { return report::Frames{}; }, stacks);
+  const replay::Replay& used = input.replay();
+  EXPECT_EQ(used.accounts().find_device(0)->peak_bytes, 3 * kMiB);
+  const replay::Site* arena = site_at(used, kWorkspaceFrame);
+  ASSERT_NE(arena, nullptr);
+  EXPECT_EQ(arena->bytes, 2 * kMiB);
+  const replay::Site* block = site_at(used, kTensorA);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->bytes, kMiB);
 }
 
 }  // namespace
