@@ -61,12 +61,25 @@ void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
   json.end_object();
 }
 
+void write_view(JsonWriter& json, const std::optional<report::ReportView>& view) {
+  if (view) json.string("view", report::view_name(view->view));
+}
+
 void write_accounts(JsonWriter& json, const report::AccountsModel& accounts) {
   json.begin_array("devices");
-  for (const report::AccountFigures& account : accounts.devices) {
+  for (size_t i = 0; i < accounts.devices.size(); ++i) {
+    const report::AccountFigures& account = accounts.devices[i];
     json.begin_object();
     write_device(json, "device", account.device);
     write_account_fields(json, account);
+    if (accounts.other_view) {
+      const report::AccountFigures& other = accounts.other_devices[i];
+      json.begin_object(report::view_name(*accounts.other_view));
+      json.number("peak_bytes", other.peak_bytes);
+      json.number("peak_time_ns", other.peak_time_ns);
+      json.number("final_bytes", other.final_bytes);
+      json.end_object();
+    }
     json.end_object();
   }
   json.end_array();

@@ -74,14 +74,17 @@ void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationMo
   bool any = false;
   for (const report::DeviceFragmentation& device : fragmentation.devices) {
     if (!device.has_figures()) continue;
-    if (!any) fmt::format_to(o, "fragmentation (memory allocators held but did not use):\n");
+    if (!any)
+      fmt::format_to(o, "fragmentation{} (memory allocators held but did not use):\n",
+                     fragmentation.at_ns ? " at " + format_time(*fragmentation.at_ns) : "");
     any = true;
     fmt::format_to(o, "  {}\n", device_label(device));
     for (const replay::PoolState& pool : device.pools) append_pool(out, pool);
     for (const report::HeapReport& heap : device.heaps) append_heap(out, heap);
     if (device.vmm_physical_at_peak > 0 || device.vmm_physical_bytes > 0) {
-      fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at the end: {} physical, {} mapped\n",
+      fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at {}: {} physical, {} mapped\n",
                      format_size(device.vmm_physical_at_peak), format_size(device.vmm_mapped_at_peak),
+                     fragmentation.at_ns ? format_time(*fragmentation.at_ns) : "the end",
                      format_size(device.vmm_physical_bytes), format_size(device.vmm_mapped_bytes));
     }
     if (detailed)

@@ -45,4 +45,16 @@ void append_trace_header(fmt::memory_buffer& out, const report::TraceHeader& tra
   append_inconsistencies(out, trace.inconsistencies);
 }
 
+void append_view(fmt::memory_buffer& out, const report::ReportView& view) {
+  if (view.heaps == 0) return;
+  auto o = fmt::appender(out);
+  std::string heaps = view.heaps == 1 ? std::string("heap") : fmt::format("{} heaps", view.heaps);
+  if (view.view == report::View::Used)
+    fmt::format_to(o, "view: used: the blocks of the program's {} count, not the segments that hold them "
+                      "(--view reserved: the driver's allocations)\n", heaps);
+  else
+    fmt::format_to(o, "view: reserved: the driver's allocations, the segments of the program's {} whole "
+                      "(--view used: their blocks instead)\n", heaps);
+}
+
 }  // namespace gpumemtrace::render

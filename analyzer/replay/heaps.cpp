@@ -35,6 +35,22 @@ Heap* HeapTracker::find(uint64_t id) {
   return it == index_.end() ? nullptr : &heaps_[it->second];
 }
 
+const Heap* HeapTracker::heap(uint64_t id) const {
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &heaps_[it->second];
+}
+
+uint64_t HeapTracker::covered(uint64_t address, uint64_t size) const {
+  uint64_t end = address + size, most = 0;
+  // Disjoint ranges in address order end in address order too: walk back from the last that starts before end.
+  for (auto it = live_memory_.lower_bound(end); it != live_memory_.begin();) {
+    --it;
+    if (it->second <= address) break;
+    most = std::max(most, std::min(end, it->second) - std::max(address, it->first));
+  }
+  return most;
+}
+
 Heap& HeapTracker::find_or_add(uint64_t id) {
   if (Heap* heap = find(id)) return *heap;
   ++inconsistencies_.unknown_heaps;
@@ -44,7 +60,7 @@ Heap& HeapTracker::find_or_add(uint64_t id) {
   return heap;
 }
 
-void HeapTracker::on(const trace::HeapCreate& create) {
+void HeapTracker::on(const trace::HeapCreate& create, trace::MemoryKind kind) {
   if (create.heap == 0) return;
   index_[create.heap] = heaps_.size();  // a reused id names a new heap
   Heap& heap = heaps_.emplace_back();
@@ -53,7 +69,9 @@ void HeapTracker::on(const trace::HeapCreate& create) {
   heap.device = create.device;
   heap.base = create.address;
   heap.size = create.size;
+  heap.kind = kind;
   heap.created_ns = create.time_ns;
+  if (create.size > 0) live_memory_.emplace(create.address, create.address + create.size);
 }
 
 void HeapTracker::free_all(Heap& heap) {
@@ -71,6 +89,11 @@ void HeapTracker::on(const trace::HeapDestroy& destroy) {
   if (destroy.heap == 0) return;
   Heap& heap = find_or_add(destroy.heap);
   free_all(heap);
+  if (!heap.destroyed && heap.size > 0) {
+    auto [first, last] = live_memory_.equal_range(heap.base);
+    auto it = std::find_if(first, last, [&](const auto& range) { return range.second == heap.base + heap.size; });
+    if (it != last) live_memory_.erase(it);
+  }
   heap.destroyed = true;
 }
 

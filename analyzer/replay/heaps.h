@@ -48,6 +48,7 @@ struct Heap {
   uint64_t id = 0;
   std::string name;
   int32_t device = trace::kNoDevice;  // kNoDevice: not said
+  trace::MemoryKind kind = trace::MemoryKind::Device;  // of its segments: its blocks' in the used view
   uint64_t base = 0;
   uint64_t size = 0;  // 0: not said
   uint64_t created_ns = 0;
@@ -85,7 +86,7 @@ class HeapTracker {
   void at_window(uint32_t window) { window_ = window; }
   void halve(uint32_t window);
 
-  void on(const trace::HeapCreate& create);
+  void on(const trace::HeapCreate& create, trace::MemoryKind kind = trace::MemoryKind::Device);
   void on(const trace::HeapDestroy& destroy);
   void on(const trace::HeapReset& reset);
   void on(const trace::SubAlloc& alloc);
@@ -94,6 +95,10 @@ class HeapTracker {
 
   // The heaps in the order they were created (heap 0, the blocks of no heap, is not one of them).
   const std::vector<Heap>& heaps() const { return heaps_; }
+  const Heap* heap(uint64_t id) const;  // the heap of that id now, or nullptr
+  // The most bytes of [address, address + size) in the memory of one live heap (heaps do not overlap).
+  uint64_t covered(uint64_t address, uint64_t size) const;
+  bool has_live_memory() const { return !live_memory_.empty(); }
   // The live block at `address` in `heap` (0: the blocks of no heap), or nullptr.
   const HeapBlock* block(uint64_t heap, uint64_t address) const;
   HeapsAtFailure at_failure(int32_t device) const;
@@ -109,6 +114,7 @@ class HeapTracker {
   std::vector<Heap> heaps_;
   std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_
   std::unordered_map<uint64_t, HeapBlock> loose_;  // the live blocks of heap 0, by address
+  std::multimap<uint64_t, uint64_t> live_memory_;  // the memory of the heaps not destroyed: base -> end
   uint64_t loose_blocks_ = 0;
   uint32_t window_ = 0;
   HeapInconsistencies inconsistencies_;

@@ -39,9 +39,10 @@ void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_
 }  // namespace
 
 FragmentationModel fragmentation_model(ModelInput& input) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.reserved_replay();
   SiteFilter filter = input.filter(true);
   FragmentationModel model;
+  if (uint64_t to = input.analysis().options.selection.to_ns; to != UINT64_MAX) model.at_ns = to;
   for (replay::AccountId id : replay.accounts().devices()) {
     const replay::Account& account = replay.accounts()[id];
     if (!wanted_account(account, filter)) continue;

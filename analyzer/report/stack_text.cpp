@@ -6,11 +6,19 @@ namespace gpumemtrace::report {
 
 namespace {
 
-// Whose code a native frame is, by its module: the program's, or machinery that only says how a call was
-// carried out.
-enum class Owner { Program, CudaLibrary, Interpreter, CallGlue };
+// Whose code a frame is: the program's, or machinery that only says how a call was carried out (by a native
+// frame's module), or how the program told the tracer (by the source file).
+enum class Owner { Program, CudaLibrary, Interpreter, CallGlue, Reporting };
+
+// NVTX's header-only implementation (nvtx3/...), annotate.h and the Python module gpumemtrace: the calls a
+// program reports its phases, heaps and blocks with; the stack of a block starts there.
+bool is_reporting_code(std::string_view file) {
+  return file.find("/nvtx3/") != std::string_view::npos || file.ends_with("gpumemtrace/annotate.h") ||
+         file.ends_with("gpumemtrace/__init__.py");
+}
 
 Owner owner_of(const symbolize::Frame& frame) {
+  if (is_reporting_code(frame.file)) return Owner::Reporting;
   if (frame.kind != symbolize::FrameKind::Native) return Owner::Program;
   std::string_view name = basename_of(frame.module);
   // The CUDA driver and runtime, NVIDIA's or the simulated ones.
@@ -104,7 +112,7 @@ std::string compact_stack(std::span<const symbolize::Frame> all_frames, size_t m
   std::string out;
   size_t shown = 0;
   for (const symbolize::Frame& frame : frames) {
-    if (frame.file.empty() || owner_of(frame) == Owner::CudaLibrary) continue;
+    if (frame.file.empty() || owner_of(frame) == Owner::CudaLibrary || owner_of(frame) == Owner::Reporting) continue;
     if (shown == max_frames) {
       out += " ← …";
       break;

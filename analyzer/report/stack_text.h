@@ -18,7 +18,8 @@ std::string short_function_name(std::string_view name);
 // a Python frame "train.py:57 in train_step"; the end of a cut stack "… (truncated)".
 std::string frame_text(const symbolize::Frame& frame);
 // The frames that say where the program was, for people: the stack without the CUDA driver and runtime,
-// the interpreter's machinery and ctypes/libffi glue at its innermost end, so that the first frame is the
+// the interpreter's machinery, ctypes/libffi glue and the code that reports to the tracer (NVTX's headers,
+// annotate.h, the Python module gpumemtrace) at its innermost end, so that the first frame is the
 // program's own code; and, when it has Python frames, without the interpreter's native frames between
 // them and the interpreter's start-up frames beyond the outermost one. Native frames of extension code
 // between Python frames stay. A stack of machinery only is kept whole.

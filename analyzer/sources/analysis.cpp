@@ -1,5 +1,7 @@
 #include "analyzer/sources/analysis.h"
 
+#include <algorithm>
+
 namespace gpumemtrace::report {
 
 namespace {
@@ -59,10 +61,28 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   return analysis;
 }
 
-std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
-                                                          const ProgressFn& progress) {
+std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayOptions options,
+                                       const ProgressFn& progress) {
+  for (;;) {
+    trace::Reader reader(analysis.trace.path);
+    auto replay = std::make_unique<replay::Replay>(options);
+    // As many records as the first reading: a trace still being written may have grown since.
+    read_records(reader, analysis.trace.records, progress,
+                 [&](const trace::Record& record) { replay->on_record(record, reader); });
+    replay->finish(reader);
+    const std::vector<uint64_t>& mistakes = replay->mistaken_segments();
+    if (mistakes.empty()) return replay;
+    auto view = std::make_shared<replay::UsedView>(*options.used_view);
+    view->not_segments.insert(view->not_segments.end(), mistakes.begin(), mistakes.end());
+    std::sort(view->not_segments.begin(), view->not_segments.end());
+    options.used_view = std::move(view);
+  }
+}
+
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,
+                                                          replay::MomentsPlan plan, const ProgressFn& progress) {
   trace::Reader reader(analysis.trace.path);
-  replay::Replay replay(analysis.options);
+  replay::Replay replay(options);
   replay::LiveMoments moments(std::move(plan));
   // As many records as the first reading: a trace still being written may have grown since.
   read_records(reader, analysis.trace.records, progress, [&](const trace::Record& record) {

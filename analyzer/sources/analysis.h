@@ -40,9 +40,15 @@ using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
 // to the damage and flagged (trace.corrupt, trace.error).
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {});
 
-// Reads the analyzed trace a second time, through a fresh replay with the same options (so stacks and
-// sites get the same ids), to find the live sets of the plan's moments.
-std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
-                                                          const ProgressFn& progress = {});
+// Reads the analyzed trace again, through a fresh replay made with `options` (the first reading's, but
+// for the view and the growth windows: stacks get the same ids). For the used view, until no allocation
+// was taken for a heap segment by mistake (replay/heap_segments.h): once more at most.
+std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayOptions options,
+                                       const ProgressFn& progress = {});
+
+// Reads the analyzed trace again, through a fresh replay with the options of the replay the plan was made
+// from (so stacks and sites get the same ids), to find the live sets of the plan's moments.
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,
+                                                          replay::MomentsPlan plan, const ProgressFn& progress = {});
 
 }  // namespace gpumemtrace::report

@@ -57,8 +57,9 @@ class SummaryJson : public testing::Test {
 };
 
 TEST_F(SummaryJson, HasTheContractsMembersInOrder) {
-  EXPECT_EQ(keys_of(json_), (std::vector<std::string>{"trace", "devices", "managed", "host_pinned", "peak", "leaks",
-                                                      "growth", "ooms", "fragmentation"}));
+  EXPECT_EQ(keys_of(json_), (std::vector<std::string>{"trace", "view", "devices", "managed", "host_pinned", "peak",
+                                                      "leaks", "growth", "growth_windows", "ooms", "fragmentation"}));
+  EXPECT_EQ(json_["view"], "reserved");  // no heaps: both views are the same
   EXPECT_EQ(json_["trace"], (Json{{"path", path_}, {"pid", 4242}, {"command", "python3 train.py"}, {"complete", true},
                                   {"events", 7}}));
 }
