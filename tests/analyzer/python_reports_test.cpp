@@ -26,7 +26,9 @@ class PythonReports : public InstalledPythonTest {
   void SetUp() override {
     InstalledPythonTest::SetUp();
     if (IsSkipped()) return;
-    run_ = run_traced(interpreter_->executable, {"-B", PYTHON_TRAIN_LOOP, "--steps", "20"});
+    // With the tool's module on the path, each step is a phase: growth's windows are the steps.
+    run_ = run_traced(interpreter_->executable, {"-B", PYTHON_TRAIN_LOOP, "--steps", "20"},
+                      {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
     ASSERT_EQ(run_.result.exit_code, 0) << run_.result.out << run_.result.err;
   }
   ProcessResult report(std::vector<std::string> args) {
@@ -47,8 +49,13 @@ TEST_P(PythonReports, GrowthFindsTheAccumulatingListByItsPythonFrames) {
   ASSERT_EQ(growth.exit_code, 0) << growth.err;
   Json json = Json::parse(growth.out);
   ASSERT_EQ(json["growth"].size(), 1u) << growth.out;  // the losses; not the activations freed every step
+  EXPECT_EQ(json["growth_windows"]["phase"], "step");
+  EXPECT_EQ(json["growth_windows"]["instances"], 20);
+  EXPECT_EQ(json["growth_windows"]["windows"], 10);
   const Json& entry = json["growth"][0];
-  EXPECT_EQ(entry["bytes"], 20u << 20);
+  // 10 windows of 2 steps; the floor of the last (steps 19 and 20) is the 18 losses kept before step 19.
+  EXPECT_EQ(entry["bytes"], 18u << 20);
+  EXPECT_EQ(entry["windows"], 9);
   std::vector<Json> python;
   for (const Json& frame : entry["stack"])
     if (frame["kind"] == "python") python.push_back(frame);
