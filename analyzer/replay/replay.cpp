@@ -79,7 +79,13 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
                  },
-                 trace::handle<trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree, trace::SubName>(
+                 [&](const trace::SubAlloc& r) {
+                   on_event(r.time_ns);
+                   heaps_.at_window(timeline_clock_.window());
+                   heaps_.on(r, stacks_.intern(reader, r.stack));
+                 },
+                 trace::handle<trace::HeapDestroy, trace::HeapReset, trace::SubFree, trace::SubName,
+                               trace::SubFreeRequested>(
                      [&](const auto& r) {
                        on_event(r.time_ns);
                        heaps_.at_window(timeline_clock_.window());
@@ -87,11 +93,12 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                      }),
                  trace::handle<trace::AddressReserve, trace::AddressFree, trace::End>(
                      [&](const auto& r) { on_event(r.time_ns); }),
-                 // What the reader already keeps (stacks, modules, Python codes, threads, the process), or
-                 // not memory. The stack table takes Python codes from the reader when it resolves a stack.
+                 // What the reader already keeps (stacks, modules, Python codes, native functions, threads,
+                 // the process), or not memory. The stack table takes Python codes and native functions from
+                 // the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
-                               trace::StackNode, trace::PythonCode, trace::ThreadNew, trace::ThreadSwitch,
-                               trace::Fork, trace::Source>(
+                               trace::StackNode, trace::PythonCode, trace::NativeFunction, trace::ThreadNew,
+                               trace::ThreadSwitch, trace::Fork, trace::Source>(
                      [](const auto&) {}),
              },
              record);
