@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyzer/replay/live_moments.h"
 #include "analyzer/replay/replay.h"
+#include "analyzer/sources/trace_source.h"
 
 namespace gpumemtrace::report {
 
@@ -24,9 +26,11 @@ struct TraceInfo {
   uint64_t records = 0;
   uint64_t stop_offset = 0;
   uint64_t file_size = 0;
+  std::optional<pytorch::SnapshotInfo> snapshot;  // the path is a PyTorch memory snapshot, read as a trace
 };
 
 struct Analysis {
+  std::shared_ptr<const TraceSource> source;
   TraceInfo trace;
   replay::ReplayOptions options;  // what the replay was made with
   std::unique_ptr<replay::Replay> replay;
@@ -35,12 +39,20 @@ struct Analysis {
 // Called now and then while reading, with how far the reader is in the file.
 using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
 
-// Throws trace::OpenError when the file is not a trace this build can read. A corrupt trace is read up
-// to the damage and flagged (trace.corrupt, trace.error).
+// Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
+// snapshot (TraceSource). A corrupt trace is read up to the damage and flagged (trace.corrupt, trace.error).
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {});
 
+// Called for each record of a second reading, which hands it to the replay itself (replay.on_record).
+using RecordVisit =
+    std::function<void(const trace::Record& record, const trace::Reader& reader, replay::Replay& replay)>;
+
 // Reads the analyzed trace a second time, through a fresh replay with the same options (so stacks and
-// sites get the same ids), to find the live sets of the plan's moments.
+// sites get the same ids) but `listener` (may be nullptr).
+void read_again(const Analysis& analysis, replay::AllocationListener* listener, const ProgressFn& progress,
+                const RecordVisit& visit);
+
+// Reads the analyzed trace a second time to find the live sets of the plan's moments.
 std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
                                                           const ProgressFn& progress = {});
 
