@@ -67,6 +67,9 @@ std::string short_function_name(std::string_view name) {
       }
     }
   };
+  // A compiler's copy of a function ("f(int) [clone .constprop.0]") is the function.
+  if (size_t clone = name.rfind(" [clone "); clone != std::string_view::npos && name.ends_with(']'))
+    name = name.substr(0, clone);
   for (std::string_view qualifier : {" const", " volatile", " &&", " &"})
     if (name.ends_with(qualifier)) name.remove_suffix(qualifier.size());
   cut_balanced_suffix('(', ')');  // the parameters

@@ -11,8 +11,8 @@
 
 namespace gpumemtrace::report {
 
-// "ns::f<…>" for "void ns::f<int>(int) const": the name without return type, template arguments and
-// parameters (JSON keeps the whole demangled name).
+// "ns::f<…>" for "void ns::f<int>(int) const [clone .constprop.0]": the name without return type, template
+// arguments, parameters and clone suffix (JSON keeps the whole demangled name).
 std::string short_function_name(std::string_view name);
 // "accumulate_loss (train_loop.cpp:88)", "cudaMalloc (libcudart.so.13+0x1a719)", "0x7f00001234";
 // a Python frame "train.py:57 in train_step"; the end of a cut stack "… (truncated)".

@@ -328,6 +328,33 @@ TEST_F(HandMadeHistory, TheHeaderSaysWhereRecordingBegan) {
       << r.out;
 }
 
+// The C++ frames of a snapshot with stacks="all": text leaves out the allocator, the dispatcher's generated code
+// and the frames without a source file, and shortens the names; JSON keeps every frame whole.
+TEST(SnapshotFrames, TextShowsTheOperatorsFirst) {
+  std::string path = snapshot_path("silmont_mem_snapshot.pickle");
+  ProcessResult text = gpumemtrace({"peak", "--top", "1", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  #1 512 MiB (14.2%) in 1 allocations\n"
+                          "      torch::autograd::VariableType::bmm (VariableType_3.cpp)\n"
+                          "      c10::impl::wrap_kernel_functor_unboxed_<…>::call (VariableType_3.cpp)\n"
+                          "      at::native::sumproduct_pair (Linear.cpp)\n"
+                          "      torch::autograd::THPVariable_einsum (python_torch_functions_0.cpp)\n"
+                          "      functional.py:407 in einsum\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("CUDACachingAllocator"), std::string::npos);
+  EXPECT_EQ(text.out.find("unwind"), std::string::npos);
+  Json json = report_json({"peak", "--top", "1", "--json", path});
+  const Json& stack = json["peak"].at(0)["stack"];
+  EXPECT_EQ(stack.at(0)["function"], "torch::unwind::unwind()");
+  EXPECT_TRUE(stack.at(0)["file"].is_null()) << "\"??\" is no file";
+  EXPECT_EQ(stack.at(3)["function"],
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, "
+            "CUstream_st*)");
+  EXPECT_EQ(stack.at(3)["file"], "CUDACachingAllocator.cpp");
+  EXPECT_EQ(stack.at(3)["kind"], "native");
+}
+
 // A pickle that would run code when Python loads it: GLOBAL os.system + REDUCE (protocol 2), or
 // STACK_GLOBAL + REDUCE (protocol 4). Python writes it; it must be refused before anything runs.
 constexpr const char* kMaliciousScript = R"(
