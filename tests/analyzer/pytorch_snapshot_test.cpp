@@ -328,6 +328,15 @@ TEST_F(HandMadeHistory, TheHeaderSaysWhereRecordingBegan) {
       << r.out;
 }
 
+// The commands that compare runs take snapshots too: a snapshot is told from a baseline by its first bytes.
+TEST(SnapshotComparison, DiffComparesTwoSnapshots) {
+  Json diff = report_json({"diff", "--json", snapshot_path("silmont_mem_snapshot.pickle"),
+                           snapshot_path("magma27_memory_snapshot.pickle")});
+  const Json& peak = diff["devices"].at(0)["peak"];
+  EXPECT_EQ(peak["a_bytes"], 3781165056u) << "the segments of the first";
+  EXPECT_EQ(peak["b_bytes"], 14180941824u);
+}
+
 // The C++ frames of a snapshot with stacks="all": text leaves out the allocator, the dispatcher's generated code
 // and the frames without a source file, and shortens the names; JSON keeps every frame whole.
 TEST(SnapshotFrames, TextShowsTheOperatorsFirst) {
