@@ -18,7 +18,7 @@ echo "fuzz: configuring and building the fuzz preset"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --parallel "$(nproc)"
 mkdir -p build-fuzz/crashes
-for target in fuzz_trace_reader fuzz_unwind_tables; do
+for target in fuzz_trace_reader fuzz_snapshot_reader fuzz_unwind_tables; do
   work="build-fuzz/corpus/$target"
   mkdir -p "$work"
   echo "fuzz: $target for $seconds s"
@@ -28,4 +28,4 @@ for target in fuzz_trace_reader fuzz_unwind_tables; do
     2>"build-fuzz/$target.log" || { tail -n 60 "build-fuzz/$target.log"; exit 1; }
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/$target.log" | sed "s/^/fuzz: $target /"
 done
-echo "fuzz: 2 passed, 0 failed"
+echo "fuzz: 3 passed, 0 failed"

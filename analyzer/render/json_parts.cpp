@@ -58,6 +58,27 @@ void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
   json.string("command", trace.command);
   json.boolean("complete", trace.complete);
   json.number("events", trace.events);
+  if (trace.snapshot) {
+    const pytorch::SnapshotInfo& snapshot = *trace.snapshot;
+    json.begin_object("snapshot");
+    json.boolean("legacy", snapshot.legacy);
+    json.number("segments", snapshot.segments);
+    json.number("blocks", snapshot.blocks);
+    json.number("history_events", snapshot.history_entries);
+    json.optional_number("history_start_wall_ns", snapshot.history_timed ? std::optional(snapshot.history_start_wall_ns)
+                                                                          : std::nullopt);
+    json.optional_number("history_end_wall_ns", snapshot.history_timed ? std::optional(snapshot.history_end_wall_ns)
+                                                                        : std::nullopt);
+    const pytorch::HistoryInconsistencies& bad = snapshot.inconsistencies;
+    json.begin_object("history_inconsistencies");
+    json.number("missing_blocks", bad.missing_blocks);
+    json.number("duplicate_blocks", bad.duplicate_blocks);
+    json.number("missing_segments", bad.missing_segments);
+    json.number("orphan_blocks", bad.orphan_blocks);
+    json.number("unknown_actions", snapshot.unknown_actions);
+    json.end_object();
+    json.end_object();
+  }
   json.end_object();
 }
 

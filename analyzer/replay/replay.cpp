@@ -87,18 +87,21 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
                  }),
-                 [&](const trace::SubName& r) {
+                 // A block freed but held until the GPU is done with it: still used.
+                 trace::handle<trace::SubName, trace::SubFreeRequested>([&](const auto& r) {
                    on_event(r.time_ns);
+                   heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
-                 },
+                 }),
                  // PyTorch's snapshots are files of their own; these records only say where and when.
                  trace::handle<trace::AddressReserve, trace::AddressFree, trace::TorchHook, trace::TorchSnapshot,
                                trace::End>([&](const auto& r) { on_event(r.time_ns); }),
-                 // What the reader already keeps (stacks, modules, Python codes, threads, the process), or
-                 // not memory. The stack table takes Python codes from the reader when it resolves a stack.
+                 // What the reader already keeps (stacks, modules, Python codes, native functions, threads,
+                 // the process), or not memory. The stack table takes Python codes and native functions from
+                 // the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
-                               trace::StackNode, trace::PythonCode, trace::ThreadNew, trace::ThreadSwitch,
-                               trace::Fork, trace::Source>(
+                               trace::StackNode, trace::PythonCode, trace::NativeFunction, trace::ThreadNew,
+                               trace::ThreadSwitch, trace::Fork, trace::Source>(
                      [](const auto&) {}),
              },
              record);
@@ -440,7 +443,7 @@ void Replay::on_block(const trace::SubAlloc& block, const trace::Reader& reader)
   // Every reading interns the same stacks in the same order, so a stack has the same id in all of them.
   StackId stack = stacks_.intern(reader, block.stack);
   heaps_.at_window(timeline_clock_.window());
-  heaps_.on(block);
+  heaps_.on(block, stack);
   if (!segments_ahead_ || block.heap == 0) return;  // a block of no heap holds memory of no known segment
   const Heap* heap = heaps_.heap(block.heap);
   if (!heap || (selecting_ && !options_.selection.takes_allocation(block.time_ns, heap->kind, heap->device, block.size)))

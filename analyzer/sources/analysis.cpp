@@ -35,8 +35,10 @@ void read_records(trace::Reader& reader, uint64_t limit, const ProgressFn& progr
 }  // namespace
 
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress) {
-  trace::Reader reader(path);
   Analysis analysis;
+  analysis.source = std::make_shared<const TraceSource>(path);
+  std::shared_ptr<trace::Reader> read = analysis.source->reader();
+  trace::Reader& reader = *read;
   analysis.options = options;
   analysis.replay = std::make_unique<replay::Replay>(options);
   replay::Replay& replay = *analysis.replay;
@@ -58,18 +60,27 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   info.records = reader.records();
   info.stop_offset = reader.stop_offset();
   info.file_size = reader.file_size();
+  info.snapshot = analysis.source->snapshot();
   return analysis;
+}
+
+void read_again(const Analysis& analysis, replay::Replay& replay, const ProgressFn& progress, const RecordVisit& visit) {
+  std::shared_ptr<trace::Reader> read = analysis.source->reader();
+  trace::Reader& reader = *read;
+  // As many records as the first reading: a trace still being written may have grown since.
+  read_records(reader, analysis.trace.records, progress,
+               [&](const trace::Record& record) { visit(record, reader, replay); });
+  replay.finish(reader);
 }
 
 std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayOptions options,
                                        const ProgressFn& progress) {
   for (;;) {
-    trace::Reader reader(analysis.trace.path);
     auto replay = std::make_unique<replay::Replay>(options);
-    // As many records as the first reading: a trace still being written may have grown since.
-    read_records(reader, analysis.trace.records, progress,
-                 [&](const trace::Record& record) { replay->on_record(record, reader); });
-    replay->finish(reader);
+    read_again(analysis, *replay, progress,
+               [](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+                 replay.on_record(record, reader);
+               });
     const std::vector<uint64_t>& mistakes = replay->mistaken_segments();
     if (mistakes.empty()) return replay;
     auto view = std::make_shared<replay::UsedView>(*options.used_view);
@@ -81,15 +92,14 @@ std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayO
 
 std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,
                                                           replay::MomentsPlan plan, const ProgressFn& progress) {
-  trace::Reader reader(analysis.trace.path);
   replay::Replay replay(options);
   replay::LiveMoments moments(std::move(plan));
-  // As many records as the first reading: a trace still being written may have grown since.
-  read_records(reader, analysis.trace.records, progress, [&](const trace::Record& record) {
-    moments.before(replay, reader.time_ns());
-    replay.on_record(record, reader);
-    moments.after(replay, reader.time_ns());
-  });
+  read_again(analysis, replay, progress,
+             [&](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+               moments.before(replay, reader.time_ns());
+               replay.on_record(record, reader);
+               moments.after(replay, reader.time_ns());
+             });
   return moments.moments();
 }
 

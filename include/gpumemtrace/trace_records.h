@@ -179,6 +179,34 @@ struct PythonCodeInfo {
   }
 };
 
+// A native function known by its name and source file only, which named frames of StackNode records refer
+// to by index (format::named_frame): the n-th NativeFunction since the start has index n, from 0. Written
+// before the first StackNode that uses it; StacksReset does not forget it. The frames of a PyTorch memory
+// snapshot's C++ stacks are such: they have names, not addresses.
+struct NativeFunction {
+  static constexpr Token kToken = Token::NativeFunction;
+  static constexpr std::string_view kName = "native-function";
+  static constexpr std::string_view kNoun = "native function";
+  uint32_t index = 0;
+  std::string_view name;  // as the stack had it (demangled)
+  std::string_view file;  // the source file; empty when unknown
+
+  static void fields(auto& r, auto&& f) {
+    f.implicit("index", r.index);
+    f.str("name", r.name);
+    f.str("file", r.file);
+  }
+  bool operator==(const NativeFunction&) const = default;
+};
+
+// A NativeFunction with its own strings: the function table the reader keeps.
+struct NativeFunctionInfo {
+  std::string name;
+  std::string file;
+
+  static NativeFunctionInfo of(const NativeFunction& f) { return {std::string(f.name), std::string(f.file)}; }
+};
+
 struct ThreadNew {
   static constexpr Token kToken = Token::ThreadNew;
   static constexpr std::string_view kName = "thread-new";
@@ -614,6 +642,23 @@ struct SubFree : Event {
   bool operator==(const SubFree&) const = default;
 };
 
+// The program freed the live block at `address` in `heap`, but its allocator keeps the block until the GPU
+// work that uses it is done (PyTorch's record_stream: a block "active_pending_free"): it is no longer the
+// program's, and not free yet. Its SubFree follows.
+struct SubFreeRequested : Event {
+  static constexpr Token kToken = Token::SubFreeRequested;
+  static constexpr std::string_view kName = "sub-free-requested";
+  static constexpr std::string_view kNoun = "requested free";
+  uint64_t heap = 0;
+  uint64_t address = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+    f.u("address", r.address, As::Address);
+  }
+  bool operator==(const SubFreeRequested&) const = default;
+};
+
 // The block at `address` in `heap` is named `name` (what it holds), until it is freed or named again.
 struct SubName : Event {
   static constexpr Token kToken = Token::SubName;
@@ -720,7 +765,8 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
-                            SubFree, SubName, PoolThreshold, Source, TorchHook, TorchSnapshot>;
+                            SubFree, SubName, PoolThreshold, Source, TorchHook, TorchSnapshot, NativeFunction,
+                            SubFreeRequested>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>
