@@ -161,12 +161,20 @@ TEST_F(MemoryVizExport, FollowsWhatMemoryVizReads) {
 // Read back as a snapshot, the export gives the trace's figures, at the same times: its trace starts 1 µs
 // before its first entry, which is the trace's first event, at 1 µs.
 TEST_F(MemoryVizExport, ReadBackItGivesTheFiguresOfTheTrace) {
-  Json original = report_json({"summary", "--json", trace_});
-  Json back = report_json({"summary", "--json", snapshot_});
+  // In the driver's view (the segments), and in the used view (the blocks, where the heap of segment A has
+  // them, and the other segments whole as the one block each holds).
+  Json original = report_json({"summary", "--json", "--view", "reserved", trace_});
+  Json back = report_json({"summary", "--json", "--view", "reserved", snapshot_});
   const Json& was = original["devices"].at(0);
   const Json& is = back["devices"].at(0);
   EXPECT_EQ(is["peak_bytes"], was["peak_bytes"]);
   EXPECT_EQ(is["peak_bytes"], (2 + 1 + 4) * kMiB + 256 * kKiB);
+  Json original_used = report_json({"summary", "--json", trace_});
+  Json back_used = report_json({"summary", "--json", snapshot_});
+  EXPECT_EQ(original_used["view"], "used");
+  EXPECT_EQ(back_used["view"], "used");
+  EXPECT_EQ(back_used["devices"].at(0)["peak_bytes"], original_used["devices"].at(0)["peak_bytes"]);
+  EXPECT_EQ(back_used["devices"].at(0)["peak_time_ns"], original_used["devices"].at(0)["peak_time_ns"]);
   EXPECT_EQ(is["peak_time_ns"], was["peak_time_ns"]);
   EXPECT_EQ(is["final_bytes"], was["final_bytes"]);
   EXPECT_EQ(back["trace"]["snapshot"]["history_start_wall_ns"], kStartWallNs + 1000);

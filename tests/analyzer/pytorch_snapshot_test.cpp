@@ -297,8 +297,9 @@ TEST_F(HandMadeHistory, TheHeapsGoThroughTheHistory) {
   EXPECT_EQ(totals["requested_bytes"], 4500000 + 1000000);
 }
 
+// In the driver's view; the used view has the blocks (HandMadeHistory.UsedViewIsTheBlocks).
 TEST_F(HandMadeHistory, DeviceMemoryIsTheSegments) {
-  Json summary = report_json({"summary", "--json", path_});
+  Json summary = report_json({"summary", "--json", "--view", "reserved", path_});
   const Json& device = summary["devices"].at(0);
   EXPECT_EQ(device["peak_bytes"], 22 * kMiB);
   EXPECT_EQ(device["peak_time_ns"], 11'000);
@@ -307,6 +308,19 @@ TEST_F(HandMadeHistory, DeviceMemoryIsTheSegments) {
   EXPECT_EQ(snapshot["history_events"], 7);
   EXPECT_EQ(snapshot["history_start_wall_ns"], (kT0 + 10) * 1000);
   EXPECT_EQ(snapshot["history_end_wall_ns"], (kT0 + 60) * 1000);
+}
+
+// The used view, the default for a snapshot (its segments are heaps): what the blocks asked for. 700000 at the
+// start (P, Q), 500000 once Q is freed, then R and X: 5500000 at X's alloc (t0+50: 41 µs in the trace); X's
+// free is only requested at the dump, so X still counts.
+TEST_F(HandMadeHistory, UsedViewIsTheBlocks) {
+  Json summary = report_json({"summary", "--json", path_});
+  EXPECT_EQ(summary["view"], "used");
+  const Json& device = summary["devices"].at(0);
+  EXPECT_EQ(device["peak_bytes"], 500000 + 4000000 + 1000000);
+  EXPECT_EQ(device["peak_time_ns"], 41'000);
+  EXPECT_EQ(device["final_bytes"], 500000 + 4000000 + 1000000);
+  EXPECT_EQ(device["reserved"]["peak_bytes"], 22 * kMiB);
 }
 
 TEST_F(HandMadeHistory, TheOomEntryIsAFailureWithTheFreeBytes) {
@@ -341,7 +355,7 @@ TEST(SnapshotComparison, DiffComparesTwoSnapshots) {
 // and the frames without a source file, and shortens the names; JSON keeps every frame whole.
 TEST(SnapshotFrames, TextShowsTheOperatorsFirst) {
   std::string path = snapshot_path("silmont_mem_snapshot.pickle");
-  ProcessResult text = gpumemtrace({"peak", "--top", "1", path});
+  ProcessResult text = gpumemtrace({"peak", "--view", "reserved", "--top", "1", path});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("  #1 512 MiB (14.2%) in 1 allocations\n"
                           "      torch::autograd::VariableType::bmm (VariableType_3.cpp)\n"
