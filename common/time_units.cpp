@@ -1,6 +1,9 @@
 #include "common/time_units.h"
 
+#include <time.h>
+
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "common/number_text.h"
@@ -20,6 +23,16 @@ std::optional<uint64_t> parse_duration(std::string_view text) {
   long double value = std::strtold(parts->number.c_str(), nullptr) * scale;
   if (!(value >= 0) || value >= 18446744073709551615.0L) return std::nullopt;
   return static_cast<uint64_t>(std::llround(value));
+}
+
+std::string format_wall_time(uint64_t ns_since_epoch) {
+  time_t seconds = static_cast<time_t>(ns_since_epoch / 1'000'000'000);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<unsigned>(ns_since_epoch % 1'000'000'000));
+  return text;
 }
 
 }  // namespace gpumemtrace

@@ -67,8 +67,10 @@ echo
 echo
 if command -v python3 >/dev/null; then
   echo "demo: the loop in Python (examples/python/train_loop.py): its stacks name the Python code"
-  echo "demo: gpumemtrace run -o $out/train_loop_py.trace ${device[*]} -- python3 examples/python/train_loop.py --steps 20"
-  # On a real GPU, NVIDIA's runtime is found in the toolkit; --sim puts the simulated one first.
+  echo "demo: PYTHONPATH=build/python gpumemtrace run -o $out/train_loop_py.trace ${device[*]} -- python3 examples/python/train_loop.py --steps 20"
+  # On a real GPU, NVIDIA's runtime is found in the toolkit; --sim puts the simulated one first. The tool's
+  # Python module on the path makes each step a phase.
+  PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" \
   LD_LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     "$gpumemtrace" run -o "$out/train_loop_py.trace" "${device[@]}" -- python3 "$root/examples/python/train_loop.py" --steps 20
   echo

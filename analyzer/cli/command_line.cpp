@@ -153,15 +153,16 @@ void declare_time_window(CommandLine& line, std::optional<std::string>& from, st
   line.option("--to", "TIME", to, "only what was allocated until TIME; the trace ends at TIME");
 }
 
+uint64_t parse_time_option(const std::string& option, const std::string& value) {
+  std::optional<uint64_t> ns = parse_duration(value);
+  if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
+  return *ns;
+}
+
 TimeWindow parse_time_window(const std::optional<std::string>& from, const std::optional<std::string>& to) {
-  auto parse_time = [](const std::string& option, const std::string& value) {
-    std::optional<uint64_t> ns = parse_duration(value);
-    if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
-    return *ns;
-  };
   TimeWindow window;
-  if (from) window.from_ns = parse_time("--from", *from);
-  if (to) window.to_ns = parse_time("--to", *to);
+  if (from) window.from_ns = parse_time_option("--from", *from);
+  if (to) window.to_ns = parse_time_option("--to", *to);
   if (window.from_ns > window.to_ns) throw UsageError("--from " + *from + " is after --to " + *to);
   return window;
 }

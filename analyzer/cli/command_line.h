@@ -69,6 +69,8 @@ class CommandLine {
 // The value of an option: a whole number from 0 to max, or a size ("1MiB", "4096"). Throw UsageError.
 uint64_t parse_number(const std::string& option, const std::string& value, uint64_t max);
 uint64_t parse_size_option(const std::string& option, const std::string& value);
+// A time since the trace started ("1.5s", "200ms", "350us", ns); throws UsageError.
+uint64_t parse_time_option(const std::string& option, const std::string& value);
 
 // --from TIME and --to TIME (export and the reports): only what was allocated in that window of the trace's
 // time, which ends at --to (replay/event_selection.h).

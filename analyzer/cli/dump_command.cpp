@@ -2,14 +2,14 @@
 #include <fmt/core.h>
 
 #include <cstdio>
-#include <optional>
+#include <memory>
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/render/json_writer.h"
 #include "analyzer/cli/record_output.h"
 #include "analyzer/cli/standard_output.h"
-#include "trace/reader/reader.h"
+#include "analyzer/sources/trace_source.h"
 
 namespace gpumemtrace::cli {
 
@@ -21,7 +21,8 @@ constexpr std::string_view kHelp =
     "Prints every record of TRACE, one per line: the time in seconds since the trace started, the thread,\n"
     "the record and its fields (sizes in binary units with the exact bytes, addresses in hex, errors by\n"
     "name). The last line says whether the trace is complete or where its written data stops (a process\n"
-    "that was killed or is still running), and how many records and events it holds.\n";
+    "that was killed or is still running), and how many records and events it holds. A PyTorch memory\n"
+    "snapshot is dumped as the trace it is read as (docs/reports.md, \"PyTorch snapshots\").\n";
 
 std::string_view status_name(trace::Status status) {
   switch (status) {
@@ -70,9 +71,9 @@ int dump_main(std::span<const std::string> args) {
   line.operand("trace file", path);
   if (!line.parse(args)) return kExitOk;
 
-  std::optional<trace::Reader> reader;
+  std::shared_ptr<trace::Reader> reader;
   try {
-    reader.emplace(path);
+    reader = report::TraceSource(path).reader();
   } catch (const trace::OpenError& error) {
     return trace_error(path, error.what());
   }

@@ -1,5 +1,5 @@
 // gpumemtrace export TRACE --format FORMAT -o FILE: the trace in a format other tools read (flame graphs,
-// pprof, Perfetto, CSV), with the allocations chosen by --device, --from, --to and --min-size before
+// pprof, Perfetto, CSV, PyTorch's memory viewer), with the allocations chosen by --device, --from, --to and --min-size before
 // anything is built (docs/exports.md).
 #include <fmt/core.h>
 
@@ -26,6 +26,8 @@ constexpr std::string_view kHelp =
     "  perfetto  Chrome/Perfetto trace-event JSON for ui.perfetto.dev: live memory per device and kind,\n"
     "            the largest allocations with their stacks, phases, out-of-memory and failed calls\n"
     "  csv       one row per allocation, and the stacks in FILE.stacks.csv beside it\n"
+    "  memory-viz  a PyTorch memory snapshot (pickle) for pytorch.org/memory_viz: the device memory as\n"
+    "            segments, with their blocks where a heap reports them, and every change as its history\n"
     "Only the allocations that --device, --from, --to and --min-size select are read: every figure is\n"
     "about them (the peak is the peak of the selected allocations).\n";
 
@@ -114,6 +116,7 @@ int export_main(std::span<const std::string> args) {
 }  // namespace
 
 extern const Command export_command;
-const Command export_command{"export", "the trace for flame graphs, pprof, Perfetto or CSV", export_main};
+const Command export_command{"export", "the trace for flame graphs, pprof, Perfetto, CSV or PyTorch's memory viewer",
+                             export_main};
 
 }  // namespace gpumemtrace::cli

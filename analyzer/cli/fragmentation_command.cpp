@@ -16,10 +16,12 @@ constexpr std::string_view kHelp =
     "request would have fit in free memory plus the pools' unused memory. A program's own allocator that\n"
     "reports its heaps and blocks (annotate.h, the NVTX memory extension) adds, per heap, reserved vs\n"
     "allocated, internal and external waste, the largest free block and 1 - largest free / total free, and\n"
-    "for each failure whether the request would have fit in the largest free block of a heap.\n";
+    "for each failure whether the request would have fit in the largest free block of a heap. The figures\n"
+    "are those at the end of the trace, or at --to TIME.\n";
 
 int fragmentation_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::fragmentation_report>});
+  return run_report(args, ReportCommand{
+      .usage_and_purpose = kHelp, .build = report::build_body<report::fragmentation_report>});
 }
 
 }  // namespace

@@ -9,13 +9,19 @@ namespace {
 constexpr std::string_view kHelp =
     "usage: gpumemtrace growth [options] TRACE\n"
     "\n"
-    "The call stacks whose live memory keeps rising across the run: the trace from its first allocation\n"
-    "to its end is cut into 10 equal time slices, and a stack grows when the least it held in each slice\n"
-    "never goes down, rises in at least half of the slices and ends higher than it started (memory\n"
-    "accumulated across iterations, like `total_loss += loss`). Memory freed every iteration never counts.\n";
+    "The call stacks whose live memory keeps rising across the run (memory accumulated across iterations,\n"
+    "like `total_loss += loss`). The windows are the instances of a phase when the trace has phases (the\n"
+    "top-level phase with the most instances, at least 3, in 10 groups; --phase chooses another), else 10\n"
+    "equal time slices from the first allocation. A stack grows when the least it held in each window\n"
+    "never goes down, rises in at least half of the windows and ends higher than it started: memory freed\n"
+    "every iteration never counts.\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n";
 
 int growth_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::growth_report>});
+  return run_report(args, ReportCommand{
+      .usage_and_purpose = kHelp, .build = report::build_body<report::growth_report>, .takes_view = true, .takes_growth = true});
 }
 
 }  // namespace

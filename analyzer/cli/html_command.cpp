@@ -16,10 +16,19 @@ constexpr std::string_view kHelp =
     "sortable table; the leaks and the growing stacks as collapsible trees; each out-of-memory failure with\n"
     "its verdict and evidence; the phases and fragmentation. The page keeps at most 256 moments per device,\n"
     "each with its 100 largest stacks, so its size does not grow with the number of events; the trace is\n"
-    "read twice. --top and --min-size apply to the peak, leak, growth and OOM lists (default --top 20).\n";
+    "read twice. --top and --min-size apply to the peak, leak, growth and OOM lists (default --top 20).\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n";
 
 int html_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 20, false, report::build_body<report::viewer_report>, "html", true});
+  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+                                        .default_top = 20,
+                                        .build = report::build_body<report::viewer_report>,
+                                        .default_format = "html",
+                                        .needs_output_file = true,
+                                        .takes_view = true,
+                                        .takes_growth = true});
 }
 
 }  // namespace

@@ -12,6 +12,9 @@ constexpr std::string_view kHelp =
     "For each device: the peak of its device memory (cuMemAlloc/cudaMalloc, async pools, VMM physical\n"
     "memory and arrays, in requested bytes), the first time it was reached, and the allocations live then,\n"
     "grouped by call stack, largest first.\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n"
     "DIR: every trace in it (one per rank or process): the per-rank table, then the peak of the rank with\n"
     "the largest peak (--rank N or all for others).\n";
 
@@ -19,6 +22,7 @@ int peak_main(std::span<const std::string> args) {
   return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
                                         .default_top = 10,
                                         .build = report::build_body<report::peak_report>,
+                                        .takes_view = true,
                                         .ranks = report::RankFocus::LargestPeak});
 }
 

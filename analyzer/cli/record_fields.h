@@ -31,6 +31,9 @@ class FieldShower {
         if (format::is_python_frame(value))
           return f_.text(name, fmt::format("python code {} line {}", format::python_code_of(value),
                                            format::python_line_of(value)));
+        if (format::is_named_frame(value))
+          return f_.text(name, fmt::format("native function {} line {}", format::native_function_of(value),
+                                           format::named_line_of(value)));
         if (value == format::kTruncatedFrame) return f_.text(name, "truncated");
         return f_.address(name, value);
       default:

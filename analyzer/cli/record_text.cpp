@@ -1,12 +1,10 @@
-#include <fmt/chrono.h>
 #include <fmt/ranges.h>
-
-#include <ctime>
 
 #include "analyzer/cli/record_fields.h"
 #include "analyzer/cli/record_output.h"
 #include "trace/reader/cuda_error_name.h"
 #include "common/size_units.h"
+#include "common/time_units.h"
 
 namespace gpumemtrace::cli {
 
@@ -53,8 +51,7 @@ class TextFields {
     for (char byte : bytes) fmt::format_to(out, "{:02x}", static_cast<uint8_t>(byte));
   }
   void wall_time(std::string_view key, uint64_t ns_since_epoch) {
-    std::time_t seconds = static_cast<std::time_t>(ns_since_epoch / 1'000'000'000);
-    fmt::format_to(field(key), "{:%Y-%m-%dT%H:%M:%S}.{:09}Z", fmt::gmtime(seconds), ns_since_epoch % 1'000'000'000);
+    fmt::format_to(field(key), "{}", format_wall_time(ns_since_epoch));
   }
 
  private:

@@ -45,7 +45,7 @@ std::string format_choices(std::string_view default_format) {
 std::optional<ReportArguments> parse(std::span<const std::string> args, const ReportCommand& command) {
   CommandLine line(command.usage_and_purpose, kExitStatusHelp);
   bool json = false;
-  std::optional<std::string> format, device, top, min_size, width, from, to, rank;
+  std::optional<std::string> format, device, top, min_size, width, from, to, rank, view;
   ReportArguments out;
   line.option("--format", "NAME", format, "the output: " + format_choices(command.default_format));
   line.option("-o,--output", "FILE", out.output,
@@ -63,6 +63,16 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
     line.option("--rank", "N|all", rank,
                 "a directory: the report of rank N, or of every rank, after the table (default: the rank that "
                 "stands out)");
+  if (command.takes_view)
+    line.option("--view", "VIEW", view,
+                "where a program's allocator reported heaps: used (its blocks count, not the segments that hold "
+                "them; the default with heaps) or reserved (the driver's allocations)");
+  if (command.takes_growth) {
+    line.option("--phase", "PHASE", out.selection.growth_phase,
+                "growth: the phase (path or name) whose instances are the windows (default: the top-level phase "
+                "with the most instances, at least 3)");
+    line.flag("--time-slices", out.selection.growth_time_slices, "growth: 10 equal time slices as the windows, even with phases");
+  }
   line.operand(command.ranks ? "trace file or directory" : "trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
 
@@ -77,6 +87,12 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   out.replay.selection.to_ns = window.to_ns;
   if (rank && *rank == "all") out.rank.all = true;
   else if (rank) out.rank.rank = static_cast<int64_t>(parse_number("--rank", *rank, INT32_MAX));
+  if (view) {
+    out.selection.view = report::view_named(*view);
+    if (!out.selection.view) throw UsageError("--view " + *view + " is not one of: used, reserved");
+  }
+  if (out.selection.growth_phase && out.selection.growth_time_slices)
+    throw UsageError("--phase contradicts --time-slices");
   if (width) {
     out.width = static_cast<uint32_t>(parse_number("--width", *width, 10'000));
     if (*out.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");
@@ -134,9 +150,14 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
     fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
   });
   const replay::StackTable& stacks = analysis.replay->stacks();
-  report::Report report = report::build_report(
-      analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
-      command.build);
+  report::Report report;
+  try {
+    report = report::build_report(
+        analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
+        command.build);
+  } catch (const report::SelectionError& error) {
+    throw UsageError(error.what());
+  }
 
   if (arguments->format->renders && !arguments->format->renders(report.body))
     throw UsageError(fmt::format("--format {} renders the peak and leaks reports only", arguments->format->name));

@@ -23,6 +23,8 @@ struct ReportCommand {
   report::BuildBody build;   // the report's model
   std::string_view default_format = "text";
   bool needs_output_file = false;  // a page, not for a terminal: -o FILE unless stdout is redirected
+  bool takes_view = false;    // --view used|reserved: its figures depend on the view (docs/reports.md, "Views")
+  bool takes_growth = false;  // --phase, --time-slices: it shows growth
   // Reads a directory of traces too: the per-rank table, then the report of the rank this picks (or --rank's).
   std::optional<report::RankFocus> ranks = std::nullopt;
 };

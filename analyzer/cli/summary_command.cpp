@@ -14,6 +14,9 @@ constexpr std::string_view kHelp =
     "largest stacks at the peak, the leaks, the stacks that kept growing, the out-of-memory failures with\n"
     "their verdict, and fragmentation where the trace knows it. Sizes are the bytes the program asked for.\n"
     "The other commands (peak, leaks, growth, oom, fragmentation, timeline) show each part in detail.\n"
+    "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
+    "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
+    "allocations instead.\n"
     "DIR: every trace in it (one per rank or process): the per-rank table, then the summary of the rank that\n"
     "ran out of memory first, else of the rank with the largest peak (--rank N or all for others).\n";
 
@@ -21,6 +24,8 @@ int summary_main(std::span<const std::string> args) {
   return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
                                         .default_top = 5,
                                         .build = report::build_body<report::summary_report>,
+                                        .takes_view = true,
+                                        .takes_growth = true,
                                         .ranks = report::RankFocus::FailedOrLargest});
 }
 

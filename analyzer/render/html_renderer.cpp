@@ -22,7 +22,7 @@ void append_script_safe_json(fmt::memory_buffer& out, std::string_view json) {
 }
 
 report::Report for_people(const report::Report& report) {
-  report::Report shown{report.trace, report::user_stacks(report.stacks), report.body};
+  report::Report shown{report.trace, report::user_stacks(report.stacks), report.body, report.view};
   for (auto& [id, frames] : shown.stacks.frames)
     for (symbolize::Frame& frame : frames)
       if (frame.kind == symbolize::FrameKind::Native && !frame.function.empty())

@@ -45,6 +45,33 @@ void write_failures(JsonWriter& json, const std::vector<report::FailureFit>& fai
   json.end_array();
 }
 
+// The fields of HeapFigures the per-heap and the total objects share.
+void write_heap_figures(JsonWriter& json, const replay::HeapFigures& f) {
+  json.number("reserved_bytes", f.reserved_bytes);
+  json.number("allocated_bytes", f.allocated_bytes);
+  json.number("blocks", f.blocks);
+  json.number("internal_bytes", f.internal_bytes);
+  json.number("external_bytes", f.external_bytes);
+  json.number("pending_free_bytes", f.pending_bytes);
+  json.number("pending_free_blocks", f.pending_blocks);
+  json.number("free_blocks", f.free_blocks);
+  json.number("largest_free_block_bytes", f.largest_free_bytes);
+  json.real("fragmentation", f.fragmentation());
+}
+
+void write_heap_totals(JsonWriter& json, const report::HeapTotals& totals) {
+  if (totals.heaps == 0) {
+    json.null("heap_totals");
+    return;
+  }
+  json.begin_object("heap_totals");
+  json.number("heaps", totals.heaps);
+  write_heap_figures(json, totals.figures);
+  json.number("active_bytes", totals.active_bytes());
+  json.number("requested_bytes", totals.requested_bytes());
+  json.end_object();
+}
+
 void write_heaps(JsonWriter& json, const std::vector<report::HeapReport>& heaps) {
   json.begin_array("heaps");
   for (const report::HeapReport& heap : heaps) {
@@ -53,13 +80,7 @@ void write_heaps(JsonWriter& json, const std::vector<report::HeapReport>& heaps)
     json.number("heap", heap.id);
     json.string("name", heap.name);
     json.boolean("destroyed", heap.destroyed);
-    json.number("reserved_bytes", f.reserved_bytes);
-    json.number("allocated_bytes", f.allocated_bytes);
-    json.number("blocks", f.blocks);
-    json.number("internal_bytes", f.internal_bytes);
-    json.number("external_bytes", f.external_bytes);
-    json.number("largest_free_block_bytes", f.largest_free_bytes);
-    json.real("fragmentation", f.fragmentation());
+    write_heap_figures(json, f);
     json.number("peak_allocated_bytes", heap.peak_allocated_bytes);
     json.number("peak_time_ns", heap.peak_ns);
     json.number("series_start_ns", heap.series_start_ns);
@@ -88,6 +109,7 @@ void write_fragmentation(JsonWriter& json, std::string_view key, const report::F
     json.end_object();
     write_failures(json, device.failures);
     write_heaps(json, device.heaps);
+    write_heap_totals(json, device.heap_totals);
     json.end_object();
   }
   json.end_array();

@@ -58,15 +58,49 @@ void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
   json.string("command", trace.command);
   json.boolean("complete", trace.complete);
   json.number("events", trace.events);
+  if (trace.snapshot) {
+    const pytorch::SnapshotInfo& snapshot = *trace.snapshot;
+    json.begin_object("snapshot");
+    json.boolean("legacy", snapshot.legacy);
+    json.number("segments", snapshot.segments);
+    json.number("blocks", snapshot.blocks);
+    json.number("history_events", snapshot.history_entries);
+    json.optional_number("history_start_wall_ns", snapshot.history_timed ? std::optional(snapshot.history_start_wall_ns)
+                                                                          : std::nullopt);
+    json.optional_number("history_end_wall_ns", snapshot.history_timed ? std::optional(snapshot.history_end_wall_ns)
+                                                                        : std::nullopt);
+    const pytorch::HistoryInconsistencies& bad = snapshot.inconsistencies;
+    json.begin_object("history_inconsistencies");
+    json.number("missing_blocks", bad.missing_blocks);
+    json.number("duplicate_blocks", bad.duplicate_blocks);
+    json.number("missing_segments", bad.missing_segments);
+    json.number("orphan_blocks", bad.orphan_blocks);
+    json.number("unknown_actions", snapshot.unknown_actions);
+    json.end_object();
+    json.end_object();
+  }
   json.end_object();
+}
+
+void write_view(JsonWriter& json, const std::optional<report::ReportView>& view) {
+  if (view) json.string("view", report::view_name(view->view));
 }
 
 void write_accounts(JsonWriter& json, const report::AccountsModel& accounts) {
   json.begin_array("devices");
-  for (const report::AccountFigures& account : accounts.devices) {
+  for (size_t i = 0; i < accounts.devices.size(); ++i) {
+    const report::AccountFigures& account = accounts.devices[i];
     json.begin_object();
     write_device(json, "device", account.device);
     write_account_fields(json, account);
+    if (accounts.other_view) {
+      const report::AccountFigures& other = accounts.other_devices[i];
+      json.begin_object(report::view_name(*accounts.other_view));
+      json.number("peak_bytes", other.peak_bytes);
+      json.number("peak_time_ns", other.peak_time_ns);
+      json.number("final_bytes", other.final_bytes);
+      json.end_object();
+    }
     json.end_object();
   }
   json.end_array();

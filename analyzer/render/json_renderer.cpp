@@ -12,6 +12,7 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
   JsonWriter json(out);
   json.begin_object();
   write_trace(json, report.trace);
+  write_view(json, report.view);
   std::visit(Overloaded{
                  [&](const report::SummaryReport& r) {
                    write_accounts(json, r.accounts);
@@ -31,7 +32,10 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
                  },
                  [&](const report::GrowthReport& r) { write_growth(json, r.growth, stacks, true); },
                  [&](const report::OomReport& r) { write_ooms(json, r.ooms, stacks, true); },
-                 [&](const report::FragmentationReport& r) { write_fragmentation(json, "devices", r.fragmentation); },
+                 [&](const report::FragmentationReport& r) {
+                   json.optional_number("at_ns", r.fragmentation.at_ns);
+                   write_fragmentation(json, "devices", r.fragmentation);
+                 },
                  [&](const report::TimelineReport& r) { write_timeline(json, r.timeline); },
                  [&](const report::PhasesReport& r) { write_phases(json, r.phases, stacks); },
                  [&](const report::ViewerReport& r) {

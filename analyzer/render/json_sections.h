@@ -12,6 +12,8 @@ namespace gpumemtrace::render {
 
 // "trace": {"path","pid","command","complete","events"}
 void write_trace(JsonWriter& json, const report::TraceHeader& trace);
+// "view": "used" or "reserved", when the report depends on it
+void write_view(JsonWriter& json, const std::optional<report::ReportView>& view);
 // "devices": [...], "managed": {...}, "host_pinned": {...}
 void write_accounts(JsonWriter& json, const report::AccountsModel& accounts);
 // {"function","file","line","module","kind":"native"}, innermost first

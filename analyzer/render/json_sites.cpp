@@ -52,6 +52,11 @@ void write_growth(JsonWriter& json, const report::GrowthModel& growth, const rep
     json.end_object();
   }
   json.end_array();
+  json.begin_object("growth_windows");
+  json.optional_string("phase", growth.phase.value_or(""));
+  json.optional_number("instances", growth.phase ? std::optional<uint64_t>(growth.instances) : std::nullopt);
+  json.number("windows", uint64_t{growth.windows});
+  json.end_object();
 }
 
 }  // namespace gpumemtrace::render

@@ -6,13 +6,14 @@ extern const OutputFormat csv_format;
 extern const OutputFormat folded_format;
 extern const OutputFormat html_format;
 extern const OutputFormat json_format;
+extern const OutputFormat memory_viz_format;
 extern const OutputFormat perfetto_format;
 extern const OutputFormat pprof_format;
 extern const OutputFormat text_format;
 
 namespace {
-const OutputFormat* const kFormats[] = {&text_format,  &json_format,     &html_format, &folded_format,
-                                        &pprof_format, &perfetto_format, &csv_format};
+const OutputFormat* const kFormats[] = {&text_format,     &json_format, &html_format,      &folded_format, &pprof_format,
+                                        &perfetto_format, &csv_format,  &memory_viz_format};
 }  // namespace
 
 std::span<const OutputFormat* const> output_formats() { return kFormats; }

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "analyzer/render/text_parts.h"
 #include "analyzer/render/text_sections.h"
 #include "common/size_units.h"
@@ -67,6 +69,41 @@ void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap) {
                    format_time(heap.series_window_ns), sparkline(heap.allocated_series));
 }
 
+// The heaps together; for a PyTorch snapshot its segments, in the terms of _memory_viz.py stats.
+void append_heap_totals(fmt::memory_buffer& out, const report::HeapTotals& totals) {
+  auto o = fmt::appender(out);
+  const replay::HeapFigures& f = totals.figures;
+  fmt::format_to(o, "    {} heaps: {} reserved = {} allocated + {} internal free (rounding) + {} external free\n",
+                 totals.heaps, format_size(f.reserved_bytes), format_size(f.allocated_bytes),
+                 format_size(f.internal_bytes), format_size(f.external_bytes));
+  fmt::format_to(o, "      {} blocks allocated, {} free blocks", f.blocks, f.free_blocks);
+  if (f.pending_blocks)
+    fmt::format_to(o, ", {} blocks ({}) freed but waiting for their streams (counted as external free)",
+                   f.pending_blocks, format_size(f.pending_bytes));
+  fmt::format_to(o, "; largest free block {}, fragmentation {:.2f}\n", format_size(f.largest_free_bytes),
+                 f.fragmentation());
+  fmt::format_to(o, "      active (allocated or waiting to be freed) {}, requested {}\n",
+                 format_size(totals.active_bytes()), format_size(totals.requested_bytes()));
+}
+
+// The heaps worth a line each: all of a few; of many, those with the most free memory.
+void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>& heaps) {
+  constexpr size_t kListed = 10;
+  if (heaps.size() <= kListed) {
+    for (const report::HeapReport& heap : heaps) append_heap(out, heap);
+    return;
+  }
+  std::vector<const report::HeapReport*> listed;
+  for (const report::HeapReport& heap : heaps) listed.push_back(&heap);
+  std::stable_sort(listed.begin(), listed.end(), [](const report::HeapReport* a, const report::HeapReport* b) {
+    return a->end.external_bytes > b->end.external_bytes;
+  });
+  listed.resize(kListed);
+  fmt::format_to(fmt::appender(out), "    the {} heaps with the most free memory:\n", kListed);
+  for (const report::HeapReport* heap : listed) append_heap(out, *heap);
+  fmt::format_to(fmt::appender(out), "    ... and {} more heaps (--json lists them all)\n", heaps.size() - kListed);
+}
+
 }  // namespace
 
 void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationModel& fragmentation, bool detailed) {
@@ -74,14 +111,18 @@ void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationMo
   bool any = false;
   for (const report::DeviceFragmentation& device : fragmentation.devices) {
     if (!device.has_figures()) continue;
-    if (!any) fmt::format_to(o, "fragmentation (memory allocators held but did not use):\n");
+    if (!any)
+      fmt::format_to(o, "fragmentation{} (memory allocators held but did not use):\n",
+                     fragmentation.at_ns ? " at " + format_time(*fragmentation.at_ns) : "");
     any = true;
     fmt::format_to(o, "  {}\n", device_label(device));
     for (const replay::PoolState& pool : device.pools) append_pool(out, pool);
-    for (const report::HeapReport& heap : device.heaps) append_heap(out, heap);
+    if (device.heap_totals.heaps > 1) append_heap_totals(out, device.heap_totals);
+    append_heaps(out, device.heaps);
     if (device.vmm_physical_at_peak > 0 || device.vmm_physical_bytes > 0) {
-      fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at the end: {} physical, {} mapped\n",
+      fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at {}: {} physical, {} mapped\n",
                      format_size(device.vmm_physical_at_peak), format_size(device.vmm_mapped_at_peak),
+                     fragmentation.at_ns ? format_time(*fragmentation.at_ns) : "the end",
                      format_size(device.vmm_physical_bytes), format_size(device.vmm_mapped_bytes));
     }
     if (detailed)

@@ -12,6 +12,7 @@ void render_text(const report::Report& report, const RenderOptions& options, fmt
   report::Stacks shown = options.all_frames ? report::Stacks{} : report::user_stacks(report.stacks);
   const report::Stacks& stacks = options.all_frames ? report.stacks : shown;
   append_trace_header(out, report.trace);
+  if (report.view) append_view(out, *report.view);
   out.push_back('\n');
   std::visit(Overloaded{
                  [&](const report::SummaryReport& r) {

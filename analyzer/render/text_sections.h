@@ -12,6 +12,8 @@ namespace gpumemtrace::render {
 
 // "trace: PATH (pid N: COMMAND)", whether it is complete, then any inconsistencies.
 void append_trace_header(fmt::memory_buffer& out, const report::TraceHeader& trace);
+// "view: used: ..." for a trace with heaps (nothing without: both views are the same).
+void append_view(fmt::memory_buffer& out, const report::ReportView& view);
 // "memory (requested bytes):" and a line per account.
 void append_accounts(fmt::memory_buffer& out, const report::AccountsModel& accounts);
 

@@ -8,15 +8,20 @@ HeapFigures Heap::figures() const {
   HeapFigures f;
   f.reserved_bytes = size;
   f.allocated_bytes = allocated_bytes;
-  f.blocks = blocks.size();
+  f.blocks = blocks.size() - pending_blocks;
   f.internal_bytes = internal_bytes;
+  f.pending_bytes = pending_bytes;
+  f.pending_requested_bytes = pending_requested_bytes;
+  f.pending_blocks = pending_blocks;
   if (size == 0) return f;
+  f.external_bytes = pending_bytes;
   // Walk the blocks in address order, clipped to the heap's memory; blocks may overlap (a sloppy report).
   const uint64_t end = base + size;
   uint64_t covered_to = base;
   auto gap = [&](uint64_t to) {
     if (to <= covered_to) return;
     f.external_bytes += to - covered_to;
+    f.free_blocks += 1;
     f.largest_free_bytes = std::max(f.largest_free_bytes, to - covered_to);
   };
   for (const auto& [address, block] : blocks) {
@@ -35,6 +40,22 @@ Heap* HeapTracker::find(uint64_t id) {
   return it == index_.end() ? nullptr : &heaps_[it->second];
 }
 
+const Heap* HeapTracker::heap(uint64_t id) const {
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &heaps_[it->second];
+}
+
+uint64_t HeapTracker::covered(uint64_t address, uint64_t size) const {
+  uint64_t end = address + size, most = 0;
+  // Disjoint ranges in address order end in address order too: walk back from the last that starts before end.
+  for (auto it = live_memory_.lower_bound(end); it != live_memory_.begin();) {
+    --it;
+    if (it->second <= address) break;
+    most = std::max(most, std::min(end, it->second) - std::max(address, it->first));
+  }
+  return most;
+}
+
 Heap& HeapTracker::find_or_add(uint64_t id) {
   if (Heap* heap = find(id)) return *heap;
   ++inconsistencies_.unknown_heaps;
@@ -44,7 +65,7 @@ Heap& HeapTracker::find_or_add(uint64_t id) {
   return heap;
 }
 
-void HeapTracker::on(const trace::HeapCreate& create) {
+void HeapTracker::on(const trace::HeapCreate& create, trace::MemoryKind kind) {
   if (create.heap == 0) return;
   index_[create.heap] = heaps_.size();  // a reused id names a new heap
   Heap& heap = heaps_.emplace_back();
@@ -53,13 +74,18 @@ void HeapTracker::on(const trace::HeapCreate& create) {
   heap.device = create.device;
   heap.base = create.address;
   heap.size = create.size;
+  heap.kind = kind;
   heap.created_ns = create.time_ns;
+  if (create.size > 0) live_memory_.emplace(create.address, create.address + create.size);
 }
 
 void HeapTracker::free_all(Heap& heap) {
   heap.blocks.clear();
   heap.allocated_bytes = 0;
   heap.internal_bytes = 0;
+  heap.pending_bytes = 0;
+  heap.pending_requested_bytes = 0;
+  heap.pending_blocks = 0;
   heap.allocated_series.set(window_, 0);
 }
 
@@ -71,6 +97,11 @@ void HeapTracker::on(const trace::HeapDestroy& destroy) {
   if (destroy.heap == 0) return;
   Heap& heap = find_or_add(destroy.heap);
   free_all(heap);
+  if (!heap.destroyed && heap.size > 0) {
+    auto [first, last] = live_memory_.equal_range(heap.base);
+    auto it = std::find_if(first, last, [&](const auto& range) { return range.second == heap.base + heap.size; });
+    if (it != last) live_memory_.erase(it);
+  }
   heap.destroyed = true;
 }
 
@@ -83,22 +114,33 @@ void HeapTracker::on(const trace::HeapReset& reset) {
   free_all(find_or_add(reset.heap));
 }
 
-void HeapTracker::remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block) {
-  heap.allocated_bytes -= block->second.size;
-  heap.internal_bytes -= block->second.footprint() - block->second.size;
-  heap.blocks.erase(block);
+// The block stops counting as allocated: it is freed, or only requested to be (then it counts as pending).
+void HeapTracker::release(Heap& heap, HeapBlock& block) {
+  heap.allocated_bytes -= block.size;
+  heap.internal_bytes -= block.footprint() - block.size;
   heap.allocated_series.set(window_, heap.allocated_bytes);
 }
 
-void HeapTracker::on(const trace::SubAlloc& alloc) {
+void HeapTracker::remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block) {
+  if (block->second.free_requested) {
+    heap.pending_bytes -= block->second.footprint();
+    heap.pending_requested_bytes -= block->second.size;
+    heap.pending_blocks -= 1;
+  } else {
+    release(heap, block->second);
+  }
+  heap.blocks.erase(block);
+}
+
+void HeapTracker::on(const trace::SubAlloc& alloc, uint32_t stack) {
+  HeapBlock block{alloc.size, alloc.reserved, {}, false, stack};
   if (alloc.heap == 0) {
-    loose_[alloc.address] = HeapBlock{alloc.size, alloc.reserved, {}};
+    loose_[alloc.address] = block;
     loose_blocks_ = loose_.size();
     return;
   }
   Heap& heap = find_or_add(alloc.heap);
   if (auto it = heap.blocks.find(alloc.address); it != heap.blocks.end()) remove(heap, it);  // replaced
-  HeapBlock block{alloc.size, alloc.reserved, {}};
   heap.blocks.emplace(alloc.address, block);
   heap.allocated_bytes += block.size;
   heap.internal_bytes += block.footprint() - block.size;
@@ -124,15 +166,22 @@ void HeapTracker::on(const trace::SubFree& free) {
   remove(heap, it);
 }
 
-void HeapTracker::on(const trace::SubName& name) {
-  HeapBlock* block = nullptr;
-  if (name.heap == 0) {
-    auto it = loose_.find(name.address);
-    if (it != loose_.end()) block = &it->second;
-  } else if (Heap* heap = find(name.heap)) {
-    auto it = heap->blocks.find(name.address);
-    if (it != heap->blocks.end()) block = &it->second;
+void HeapTracker::on(const trace::SubFreeRequested& free) {
+  auto [heap, block] = find_block(free.heap, free.address);
+  if (!block || block->free_requested) {
+    ++inconsistencies_.unknown_blocks;
+    return;
   }
+  block->free_requested = true;
+  if (!heap) return;
+  release(*heap, *block);
+  heap->pending_bytes += block->footprint();
+  heap->pending_requested_bytes += block->size;
+  heap->pending_blocks += 1;
+}
+
+void HeapTracker::on(const trace::SubName& name) {
+  HeapBlock* block = find_block(name.heap, name.address).second;
   if (!block) {
     ++inconsistencies_.unknown_blocks;
     return;
@@ -140,16 +189,19 @@ void HeapTracker::on(const trace::SubName& name) {
   block->name = name.name;
 }
 
-const HeapBlock* HeapTracker::block(uint64_t heap, uint64_t address) const {
-  if (heap == 0) {
+std::pair<Heap*, HeapBlock*> HeapTracker::find_block(uint64_t heap_id, uint64_t address) {
+  if (heap_id == 0) {
     auto it = loose_.find(address);
-    return it == loose_.end() ? nullptr : &it->second;
+    return {nullptr, it == loose_.end() ? nullptr : &it->second};
   }
-  auto index = index_.find(heap);
-  if (index == index_.end()) return nullptr;
-  const auto& blocks = heaps_[index->second].blocks;
-  auto it = blocks.find(address);
-  return it == blocks.end() ? nullptr : &it->second;
+  Heap* heap = find(heap_id);
+  if (!heap) return {nullptr, nullptr};
+  auto it = heap->blocks.find(address);
+  return {heap, it == heap->blocks.end() ? nullptr : &it->second};
+}
+
+const HeapBlock* HeapTracker::block(uint64_t heap, uint64_t address) const {
+  return const_cast<HeapTracker*>(this)->find_block(heap, address).second;
 }
 
 HeapsAtFailure HeapTracker::at_failure(int32_t device) const {

@@ -4,8 +4,10 @@
 // For a heap whose memory is [base, base+reserved):
 //   allocated  the bytes asked for by its live blocks;
 //   internal   the sum over live blocks of reserved for the block - asked, where the allocator said both;
-//   external   free gaps: the heap's memory not covered by a live block (a block covers its reserved bytes,
-//              or its asked bytes when reserved is not said);
+//   pending    the blocks the program freed that the allocator still holds (SubFreeRequested): their bytes;
+//   external   free gaps: the heap's memory not covered by a block (a block covers its reserved bytes, or its
+//              asked bytes when reserved is not said), and the pending blocks, which the program freed; so
+//              allocated + internal + external = reserved (as PyTorch's _memory_viz.py counts them);
 //   largest    the largest free gap; fragmentation = 1 - largest / external (0 without free memory).
 // The gaps are found by a walk over the heap's blocks in address order, so they are computed only when
 // asked for (at out-of-memory failures and for reports), never per event. Allocated over time is kept per
@@ -16,6 +18,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyzer/replay/windowed_series.h"
@@ -27,6 +30,8 @@ struct HeapBlock {
   uint64_t size = 0;      // asked for
   uint64_t reserved = 0;  // set aside for it; 0: not said
   std::string name;       // what it holds (SubName); empty: not said
+  bool free_requested = false;  // freed by the program, still held by the allocator (SubFreeRequested)
+  uint32_t stack = 0;           // the replay's StackId of the request
   uint64_t footprint() const { return reserved > size ? reserved : size; }
 };
 
@@ -34,9 +39,13 @@ struct HeapBlock {
 struct HeapFigures {
   uint64_t reserved_bytes = 0;  // the heap's memory (0: not said)
   uint64_t allocated_bytes = 0;
-  uint64_t blocks = 0;
+  uint64_t blocks = 0;  // live blocks, not those of pending_bytes
   uint64_t internal_bytes = 0;
+  uint64_t pending_bytes = 0;            // the footprint of the blocks freed but still held (part of external)
+  uint64_t pending_requested_bytes = 0;  // what had been asked for them
+  uint64_t pending_blocks = 0;
   uint64_t external_bytes = 0;       // 0 when the heap's memory is not said
+  uint64_t free_blocks = 0;          // the free gaps
   uint64_t largest_free_bytes = 0;
   double fragmentation() const {
     return external_bytes == 0 ? 0.0
@@ -48,12 +57,16 @@ struct Heap {
   uint64_t id = 0;
   std::string name;
   int32_t device = trace::kNoDevice;  // kNoDevice: not said
+  trace::MemoryKind kind = trace::MemoryKind::Device;  // of its segments: its blocks' in the used view
   uint64_t base = 0;
   uint64_t size = 0;  // 0: not said
   uint64_t created_ns = 0;
   bool destroyed = false;
   uint64_t allocated_bytes = 0;  // now
   uint64_t internal_bytes = 0;   // now
+  uint64_t pending_bytes = 0;    // now
+  uint64_t pending_requested_bytes = 0;
+  uint64_t pending_blocks = 0;
   uint64_t peak_allocated_bytes = 0;
   uint64_t peak_ns = 0;
   WindowedSeries<Reduce::Max> allocated_series;  // by timeline window
@@ -85,15 +98,20 @@ class HeapTracker {
   void at_window(uint32_t window) { window_ = window; }
   void halve(uint32_t window);
 
-  void on(const trace::HeapCreate& create);
+  void on(const trace::HeapCreate& create, trace::MemoryKind kind = trace::MemoryKind::Device);
   void on(const trace::HeapDestroy& destroy);
   void on(const trace::HeapReset& reset);
-  void on(const trace::SubAlloc& alloc);
+  void on(const trace::SubAlloc& alloc, uint32_t stack = 0);  // the StackId of alloc.stack
   void on(const trace::SubFree& free);
+  void on(const trace::SubFreeRequested& free);
   void on(const trace::SubName& name);
 
   // The heaps in the order they were created (heap 0, the blocks of no heap, is not one of them).
   const std::vector<Heap>& heaps() const { return heaps_; }
+  const Heap* heap(uint64_t id) const;  // the heap of that id now, or nullptr
+  // The most bytes of [address, address + size) in the memory of one live heap (heaps do not overlap).
+  uint64_t covered(uint64_t address, uint64_t size) const;
+  bool has_live_memory() const { return !live_memory_.empty(); }
   // The live block at `address` in `heap` (0: the blocks of no heap), or nullptr.
   const HeapBlock* block(uint64_t heap, uint64_t address) const;
   HeapsAtFailure at_failure(int32_t device) const;
@@ -103,12 +121,16 @@ class HeapTracker {
  private:
   Heap* find(uint64_t id);
   Heap& find_or_add(uint64_t id);
+  // The live block at `address` in heap `heap_id` (0: of no heap), and its heap; nullptr when there is none.
+  std::pair<Heap*, HeapBlock*> find_block(uint64_t heap_id, uint64_t address);
+  void release(Heap& heap, HeapBlock& block);
   void remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block);
   void free_all(Heap& heap);
 
   std::vector<Heap> heaps_;
   std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_
   std::unordered_map<uint64_t, HeapBlock> loose_;  // the live blocks of heap 0, by address
+  std::multimap<uint64_t, uint64_t> live_memory_;  // the memory of the heaps not destroyed: base -> end
   uint64_t loose_blocks_ = 0;
   uint32_t window_ = 0;
   HeapInconsistencies inconsistencies_;

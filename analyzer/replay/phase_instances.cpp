@@ -25,6 +25,8 @@ void PhaseInstances::on_push(uint32_t thread, PathId path, uint64_t domain, uint
   instance.peak_ns = time_ns;
   open.push_back({id, domain});
   open_.push_back(id);
+  if (path >= spans_.size()) spans_.resize(path + 1);
+  if (spans_[path].open++ == 0) ++spans_[path].windows;
 }
 
 void PhaseInstances::on_pop(uint32_t thread, uint64_t domain, uint64_t time_ns, uint64_t live) {
@@ -42,6 +44,7 @@ void PhaseInstances::close(uint32_t id, uint64_t time_ns, uint64_t live) {
   PhaseInstance& instance = instances_[id];
   instance.open = false;
   instance.end_ns = time_ns;
+  --spans_[instance.path].open;
   instance.live_at_end = live;
   std::erase(open_, id);
   if (auto it = live_in_.find(id); it != live_in_.end()) {

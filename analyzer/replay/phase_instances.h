@@ -55,6 +55,10 @@ class PhaseInstances {
   void finish(uint64_t end_ns, uint64_t live);
 
   const std::vector<PhaseInstance>& instances() const { return instances_; }
+  // A path's windows so far: its instances, those that overlap in time (on several threads) as one; and
+  // whether one is open now.
+  uint32_t windows(PathId path) const { return path < spans_.size() ? spans_[path].windows : 0; }
+  bool window_open(PathId path) const { return path < spans_.size() && spans_[path].open > 0; }
 
  private:
   struct Open {
@@ -72,6 +76,11 @@ class PhaseInstances {
   std::unordered_map<uint32_t, std::unordered_map<SiteId, SiteBytes>> live_in_;  // open instance → its live
   std::unordered_map<uint64_t, uint32_t> made_in_;  // live allocation made in a phase → its innermost instance
   std::unordered_map<PathId, uint32_t> counts_;     // instances per path so far
+  struct Span {
+    uint32_t open = 0;  // instances open now
+    uint32_t windows = 0;
+  };
+  std::vector<Span> spans_;  // by path
 };
 
 }  // namespace gpumemtrace::replay

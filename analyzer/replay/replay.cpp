@@ -16,9 +16,13 @@ Replay::Replay(ReplayOptions options)
     : options_(options),
       selecting_(!options.selection.selects_everything()),
       growth_clock_(options.growth_windows),
-      timeline_clock_(options.timeline_windows) {}
+      timeline_clock_(options.timeline_windows) {
+  if (options_.used_view) segments_ahead_.emplace(*options_.used_view);
+  if (options_.growth_phase) phase_floors_.emplace(*options_.growth_phase);
+}
 
 void Replay::on_record(const trace::Record& record, const trace::Reader& reader) {
+  ++record_;
   if (selecting_ && after_window(record)) return;
   // Every record type has its handler here: a new one does not compile until it is added.
   std::visit(trace::Exhaustive{
@@ -69,29 +73,35 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    phases_.on(r);
                  }),
                  trace::handle<trace::PhaseDomain, trace::PhaseName>([&](const auto& r) { phases_.on(r); }),
-                 [&](const trace::HeapCreate& create) {
-                   on_event(create.time_ns);
-                   trace::HeapCreate r = create;
-                   // A heap of no said device (NVTX's) that starts where an allocation does is on its device.
-                   if (const Live* segment = r.device == trace::kNoDevice ? live_map(Space::Pointer).find(r.address)
-                                                                          : nullptr)
-                     r.device = sites_[segment->site].device;
+                 [&](const trace::HeapCreate& r) { on_heap_create(r); },
+                 [&](const trace::SubAlloc& r) { on_block(r, reader); },
+                 [&](const trace::SubFree& r) {
+                   on_event(r.time_ns);
                    heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
+                   if (segments_ahead_ && r.heap != 0) free_block(r.address);
                  },
-                 trace::handle<trace::HeapDestroy, trace::HeapReset, trace::SubAlloc, trace::SubFree, trace::SubName>(
-                     [&](const auto& r) {
-                       on_event(r.time_ns);
-                       heaps_.at_window(timeline_clock_.window());
-                       heaps_.on(r);
-                     }),
-                 trace::handle<trace::AddressReserve, trace::AddressFree, trace::End>(
-                     [&](const auto& r) { on_event(r.time_ns); }),
-                 // What the reader already keeps (stacks, modules, Python codes, threads, the process), or
-                 // not memory. The stack table takes Python codes from the reader when it resolves a stack.
+                 trace::handle<trace::HeapDestroy, trace::HeapReset>([&](const auto& r) {
+                   on_event(r.time_ns);
+                   if (segments_ahead_) free_blocks(r.heap);
+                   heaps_.at_window(timeline_clock_.window());
+                   heaps_.on(r);
+                 }),
+                 // A block freed but held until the GPU is done with it: still used.
+                 trace::handle<trace::SubName, trace::SubFreeRequested>([&](const auto& r) {
+                   on_event(r.time_ns);
+                   heaps_.at_window(timeline_clock_.window());
+                   heaps_.on(r);
+                 }),
+                 // PyTorch's snapshots are files of their own; these records only say where and when.
+                 trace::handle<trace::AddressReserve, trace::AddressFree, trace::TorchHook, trace::TorchSnapshot,
+                               trace::End>([&](const auto& r) { on_event(r.time_ns); }),
+                 // What the reader already keeps (stacks, modules, Python codes, native functions, threads,
+                 // the process), or not memory. The stack table takes Python codes and native functions from
+                 // the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
-                               trace::StackNode, trace::PythonCode, trace::ThreadNew, trace::ThreadSwitch,
-                               trace::Fork, trace::Source>(
+                               trace::StackNode, trace::PythonCode, trace::NativeFunction, trace::ThreadNew,
+                               trace::ThreadSwitch, trace::Fork, trace::Source>(
                      [](const auto&) {}),
              },
              record);
@@ -159,6 +169,11 @@ SiteId Replay::find_or_add_site(StackId stack, int32_t device, Category category
     site.peak_count = site.count;
     site.peak_epoch = account.peak_epoch;
   }
+  if (phase_floors_) {
+    PathId path = options_.growth_phase->path;
+    phase_floors_->change(static_cast<SiteId>(&site - sites_.data()), site.bytes, instances_.windows(path),
+                          instances_.window_open(path));
+  }
   site.bytes += static_cast<uint64_t>(bytes);
   site.count += static_cast<uint64_t>(count);
   site.floor.set(growth_clock_.window(), site.bytes);
@@ -207,35 +222,50 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
   }
   on_event(alloc.time_ns);
   trace::MemoryKind kind = alloc.kind();
-  Live live{alloc.size, site_of(stacks_.intern(reader, alloc.stack), alloc.device, kind), kind};
   Space space = space_of(kind);
+  uint64_t key = instance_key(space, alloc.address);
+  StackId stack = stacks_.intern(reader, alloc.stack);
+  ++allocations_taken_;
   Live old;
   if (live_map(space).erase(alloc.address, &old)) {  // its free is missing from the trace
     ++inconsistencies_.reallocated_live;
     remove(old);
-    if (options_.listener) options_.listener->freed(instance_key(space, alloc.address), alloc.time_ns);
+    if (options_.listener) options_.listener->freed(key, alloc.time_ns);
   }
   if (selecting_) left_out_[static_cast<size_t>(space)].erase(alloc.address);
-  live_map(space).insert_or_assign(alloc.address, live);
   recent_frees(space).forget(alloc.address);
+  uint64_t size = alloc.size;
+  if (segments_ahead_) {
+    // A segment: its bytes in heap memory never count here, the heap's blocks do.
+    if (std::optional<uint64_t> covered = segments_ahead_->allocated(key, record_, allocations_taken_)) {
+      size -= std::min(size, *covered);
+      if (size == 0) return;
+    }
+  } else if (space == Space::Pointer && heaps_.has_live_memory()) {
+    if (uint64_t covered = heaps_.covered(alloc.address, alloc.size)) segment_marks_.mark(key, record_, covered);
+  }
+  Live live{size, site_of(stack, alloc.device, kind), kind};
+  live_map(space).insert_or_assign(alloc.address, live);
   Site& site = sites_[live.site];
   site.allocations += 1;
-  site.allocated_bytes += alloc.size;
+  site.allocated_bytes += size;
   accounts_[site.account].allocations += 1;
   add(live, alloc.time_ns);
   if (options_.listener)
-    options_.listener->allocated({instance_key(space, alloc.address), alloc.time_ns, alloc.api, kind, alloc.device,
-                                  alloc.address, alloc.size, sites_[live.site].stack});
-  if (phases_.seen())
-    instances_.on_alloc(alloc.thread, instance_key(space, alloc.address), live.site, alloc.size, alloc.time_ns,
-                        device_live_bytes());
+    options_.listener->allocated(
+        {key, alloc.time_ns, alloc.api, kind, alloc.device, alloc.address, size, sites_[live.site].stack});
+  if (phases_.seen()) instances_.on_alloc(alloc.thread, key, live.site, size, alloc.time_ns, device_live_bytes());
 }
 
 void Replay::on_free(const trace::Free& free) {
   on_event(free.time_ns);
   Space space = space_of(free.kind());
+  uint64_t key = instance_key(space, free.address);
+  segment_marks_.freed(key);
+  bool segment = segments_ahead_ && segments_ahead_->freed(key, record_);
   Live live;
   if (!live_map(space).erase(free.address, &live)) {
+    if (segment) return;  // wholly heap memory: never counted
     if (selecting_ && left_out_[static_cast<size_t>(space)].erase(free.address)) return;
     bool twice = recent_frees(space).contains(free.address);
     ++(twice ? inconsistencies_.double_frees : inconsistencies_.unknown_frees);
@@ -245,8 +275,8 @@ void Replay::on_free(const trace::Free& free) {
   recent_frees(space).remember(free.address, live);
   accounts_[sites_[live.site].account].frees += 1;
   remove(live);
-  if (options_.listener) options_.listener->freed(instance_key(space, free.address), free.time_ns);
-  if (phases_.seen()) instances_.on_free(instance_key(space, free.address), live.site, live.size);
+  if (options_.listener) options_.listener->freed(key, free.time_ns);
+  if (phases_.seen()) instances_.on_free(key, live.site, live.size);
 }
 
 void Replay::on_free_failed(const trace::FreeFailed& failed) {
@@ -347,12 +377,102 @@ void Replay::on_pool_usage(const trace::PoolUsage& usage) {
 
 void Replay::on_map(const trace::MemMap& map) {
   on_event(map.time_ns);
-  VmmMappings::Mapping mapping{map.address, map.size, std::nullopt};
-  if (const Live* handle = live_map(Space::VmmHandle).find(map.handle)) {
+  VmmMappings::Mapping mapping{map.address, map.size, std::nullopt, map.handle};
+  const Live* handle = live_map(Space::VmmHandle).find(map.handle);
+  if (handle) {
     mapping.account = sites_[handle->site].account;
     accounts_[*mapping.account].vmm_mapped_bytes += map.size;
   }
   mappings_.map(mapping);
+  if (handle && !segments_ahead_ && heaps_.has_live_memory())  // mapped into a heap: heap memory from now on
+    if (uint64_t covered = heaps_.covered(map.address, map.size))
+      segment_marks_.mark(instance_key(Space::VmmHandle, map.handle), record_, std::min(covered, handle->size));
+}
+
+void Replay::on_heap_create(const trace::HeapCreate& create) {
+  on_event(create.time_ns);
+  trace::HeapCreate r = create;
+  trace::MemoryKind kind = trace::MemoryKind::Device;
+  if (segments_ahead_) {  // the first reading found where the heap is
+    size_t index = heaps_.heaps().size();
+    const std::vector<UsedView::Place>& places = options_.used_view->heaps;
+    if (r.heap != 0 && index < places.size()) {
+      if (r.device == trace::kNoDevice) r.device = places[index].device;
+      kind = places[index].kind;
+    }
+  } else if (std::optional<Live> segment = mark_segments(r.address, r.size)) {
+    // A heap of no said device (NVTX's) is on the device of its memory.
+    if (r.device == trace::kNoDevice) r.device = sites_[segment->site].device;
+    kind = segment->kind;
+  }
+  heaps_.at_window(timeline_clock_.window());
+  heaps_.on(r, kind);
+}
+
+std::optional<Replay::Live> Replay::mark_segments(uint64_t address, uint64_t size) {
+  std::optional<Live> first;
+  auto segment = [&](Space space, uint64_t at, const Live& live, uint64_t covered) {
+    segment_marks_.mark(instance_key(space, at), record_, std::min(covered, live.size));
+    if (!first) first = live;
+  };
+  const Live* at_base = live_map(Space::Pointer).find(address);
+  if (size == 0) {  // its memory not said: the allocation it starts at
+    if (at_base) segment(Space::Pointer, address, *at_base, at_base->size);
+    return first;
+  }
+  if (at_base) segment(Space::Pointer, address, *at_base, size);
+  if (!at_base || at_base->size < size) {  // made of more than the allocation at its base
+    live_map(Space::Pointer).for_each([&](uint64_t start, const Live& live) {
+      uint64_t from = std::max(start, address), to = std::min(start + live.size, address + size);
+      if (start != address && from < to) segment(Space::Pointer, start, live, to - from);
+    });
+  }
+  mappings_.overlapping(address, size, [&](const VmmMappings::Mapping& mapping, uint64_t bytes) {
+    if (const Live* handle = live_map(Space::VmmHandle).find(mapping.handle))
+      segment(Space::VmmHandle, mapping.handle, *handle, bytes);
+  });
+  return first;
+}
+
+void Replay::on_block(const trace::SubAlloc& block, const trace::Reader& reader) {
+  if (!growth_clock_.started() && segments_ahead_ && block.heap != 0) {
+    growth_clock_.start(block.time_ns);
+    timeline_clock_.start(block.time_ns);
+  }
+  on_event(block.time_ns);
+  // Every reading interns the same stacks in the same order, so a stack has the same id in all of them.
+  StackId stack = stacks_.intern(reader, block.stack);
+  heaps_.at_window(timeline_clock_.window());
+  heaps_.on(block, stack);
+  if (!segments_ahead_ || block.heap == 0) return;  // a block of no heap holds memory of no known segment
+  const Heap* heap = heaps_.heap(block.heap);
+  if (!heap || (selecting_ && !options_.selection.takes_allocation(block.time_ns, heap->kind, heap->device, block.size)))
+    return;
+  free_block(block.address);  // a block at the same address is replaced
+  Live live{block.size, site_of(stack, heap->device, heap->kind), heap->kind};
+  live_map(Space::Block).insert_or_assign(block.address, live);
+  Site& site = sites_[live.site];
+  site.allocations += 1;
+  site.allocated_bytes += block.size;
+  accounts_[site.account].allocations += 1;
+  add(live, block.time_ns);
+  if (phases_.seen())
+    instances_.on_alloc(block.thread, instance_key(Space::Block, block.address), live.site, block.size,
+                        block.time_ns, device_live_bytes());
+}
+
+void Replay::free_block(uint64_t address) {
+  Live live;
+  if (!live_map(Space::Block).erase(address, &live)) return;
+  accounts_[sites_[live.site].account].frees += 1;
+  remove(live);
+  if (phases_.seen()) instances_.on_free(instance_key(Space::Block, address), live.site, live.size);
+}
+
+void Replay::free_blocks(uint64_t heap_id) {
+  const Heap* heap = heap_id == 0 ? nullptr : heaps_.heap(heap_id);
+  if (!heap) return;
+  for (const auto& [address, block] : heap->blocks) free_block(address);
 }
 
 void Replay::on_unmap(const trace::MemUnmap& unmap) {
@@ -374,6 +494,24 @@ uint64_t Replay::device_live_bytes() const {
   for (AccountId id = 0; id < accounts_.size(); ++id)
     if (accounts_[id].category == Category::Device) bytes += accounts_[id].live_bytes;
   return bytes;
+}
+
+UsedView Replay::used_view() const {
+  UsedView view;
+  view.marks = segment_marks_.marks();
+  for (const Heap& heap : heaps_.heaps()) view.heaps.push_back({heap.device, heap.kind});
+  return view;
+}
+
+const std::vector<uint64_t>& Replay::mistaken_segments() const {
+  static const std::vector<uint64_t> none;
+  return segments_ahead_ ? segments_ahead_->mistakes() : none;
+}
+
+std::vector<uint64_t> Replay::growth_floors(SiteId site) const {
+  if (phase_floors_)
+    return phase_floors_->floors(site, sites_[site].bytes, instances_.windows(options_.growth_phase->path));
+  return sites_[site].floor.windows(growth_clock_.window());
 }
 
 SiteShare Replay::at_peak(SiteId id) const {

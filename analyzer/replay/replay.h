@@ -20,8 +20,10 @@
 #include "analyzer/replay/address_map.h"
 #include "analyzer/replay/allocation_listener.h"
 #include "analyzer/replay/event_selection.h"
+#include "analyzer/replay/heap_segments.h"
 #include "analyzer/replay/heaps.h"
 #include "analyzer/replay/phase_instances.h"
+#include "analyzer/replay/phase_windows.h"
 #include "analyzer/replay/phases.h"
 #include "analyzer/replay/recent_frees.h"
 #include "analyzer/replay/stack_table.h"
@@ -38,6 +40,11 @@ struct ReplayOptions {
   uint32_t live_sites_per_failure = 64;  // the largest sites of the live set kept with each failure
   EventSelection selection;              // the events taken (all of them by default)
   AllocationListener* listener = nullptr;  // told of every allocation taken, and of its end
+  // The used view (heap_segments.h): the blocks of heaps count, the segments that hold them do not. Made
+  // from a first reading of the trace (UsedView); unset: every allocation counts as the driver saw it.
+  std::shared_ptr<const UsedView> used_view;
+  // Growth windows that follow a phase's instances (phase_windows.h); unset: equal time slices.
+  std::optional<PhaseWindowsPlan> growth_phase;
 };
 
 // The same bytes, as the process saw them at one moment.
@@ -122,11 +129,18 @@ class Replay {
   const PhaseTracker& phases() const { return phases_; }
   const HeapTracker& heaps() const { return heaps_; }
   const PhaseInstances& phase_instances() const { return instances_; }
+  const ReplayOptions& options() const { return options_; }
+
+  // Heap memory (heap_segments.h): the allocations that became heap memory, as a UsedView for the used
+  // reading; and, in the used reading, the allocations it took for segments by mistake (to read again).
+  UsedView used_view() const;
+  const std::vector<uint64_t>& mistaken_segments() const;
 
   // A site's live bytes and count at its account's peak.
   SiteShare at_peak(SiteId site) const;
-  // Per growth window: the least each site held during the window (from the first event on).
-  std::vector<uint64_t> growth_floors(SiteId site) const { return sites_[site].floor.windows(growth_clock_.window()); }
+  // Per growth window: the least each site held during the window (from the first event on; or per group
+  // of the instances of options().growth_phase).
+  std::vector<uint64_t> growth_floors(SiteId site) const;
   const TimeSlices& growth_clock() const { return growth_clock_; }
   // Per timeline window: the most an account held (all its kinds, or one kind).
   std::vector<uint64_t> timeline(AccountId account) const;
@@ -139,8 +153,9 @@ class Replay {
     SiteId site = 0;
     trace::MemoryKind kind{};  // of the allocating API: a free may name another (cudaFree of async memory)
   };
-  // Allocations live in three address spaces: pointers, VMM handles and CUarrays.
-  enum class Space : uint8_t { Pointer, VmmHandle, Array };
+  // Allocations live in three address spaces: pointers, VMM handles and CUarrays; in the used view, heaps'
+  // blocks in a fourth.
+  enum class Space : uint8_t { Pointer, VmmHandle, Array, Block };
   static Space space_of(trace::MemoryKind kind) {
     if (kind == trace::MemoryKind::VmmPhysical) return Space::VmmHandle;
     return kind == trace::MemoryKind::Array ? Space::Array : Space::Pointer;
@@ -158,6 +173,13 @@ class Replay {
   void on_pool_usage(const trace::PoolUsage& usage);
   void on_map(const trace::MemMap& map);
   void on_unmap(const trace::MemUnmap& unmap);
+  void on_heap_create(const trace::HeapCreate& create);
+  void on_block(const trace::SubAlloc& block, const trace::Reader& reader);
+  void free_block(uint64_t address);
+  // The used reading: the blocks of a heap that is reset or destroyed are freed.
+  void free_blocks(uint64_t heap);
+  // Marks the live allocations inside [address, address + size) as heap memory; the first one's place.
+  std::optional<Live> mark_segments(uint64_t address, uint64_t size);
 
   SiteId site_of(StackId stack, int32_t device, trace::MemoryKind kind);
   SiteId find_or_add_site(StackId stack, int32_t device, Category category, trace::MemoryKind kind);
@@ -176,15 +198,20 @@ class Replay {
   AddressMap<SiteId> site_ids_;  // (stack, device, category) packed
   static constexpr SiteId kNoSite = UINT32_MAX;
   std::vector<SiteId> last_site_by_stack_;  // by StackId: the site it allocated for last, or kNoSite
-  std::array<AddressMap<Live>, 3> live_;
-  std::array<RecentFrees<Live>, 3> recent_frees_;
-  std::array<AddressMap<bool>, 3> left_out_;  // live allocations the selection left out, for their frees
+  std::array<AddressMap<Live>, 4> live_;
+  std::array<RecentFrees<Live>, 4> recent_frees_;
+  std::array<AddressMap<bool>, 4> left_out_;  // live allocations the selection left out, for their frees
   bool selecting_ = false;                    // the selection leaves something out
   VmmMappings mappings_;
   std::vector<PoolState> pools_;
   PhaseTracker phases_;
   HeapTracker heaps_;
   PhaseInstances instances_;
+  uint64_t record_ = 0;              // records read, this one included
+  uint64_t allocations_taken_ = 0;  // the ordinal of the last allocation taken
+  SegmentMarks segment_marks_;      // not in the used reading
+  std::optional<SegmentsAhead> segments_ahead_;  // the used reading only
+  std::optional<PhaseFloors> phase_floors_;
   std::vector<Failure> failures_;
   uint64_t failures_without_detail_ = 0;
   std::optional<size_t> pool_reports_go_to_;  // the failure the PoolUsage records being read belong to

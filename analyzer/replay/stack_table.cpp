@@ -28,17 +28,37 @@ uint32_t StackTable::module_index(const trace::ModuleInfo& module) {
   return it->second;
 }
 
-// The reader has checked that the code is defined; its code table only grows.
-uint32_t StackTable::python_code_index(const trace::Reader& reader, uint32_t trace_code) {
+namespace {
+
+// The index in `table` of the trace's entry `trace_index`, made by `ref_of` when first seen. The reader has
+// checked that the entry is defined; its tables only grow.
+template <typename Ref, typename RefOf>
+uint32_t table_index(uint32_t trace_index, std::vector<uint32_t>& by_trace_index, std::vector<Ref>& table,
+                     std::map<Ref, uint32_t>& ids, RefOf ref_of) {
   constexpr uint32_t kUnknown = UINT32_MAX;
-  if (trace_code >= by_trace_code_.size()) by_trace_code_.resize(trace_code + 1, kUnknown);
-  uint32_t& index = by_trace_code_[trace_code];
+  if (trace_index >= by_trace_index.size()) by_trace_index.resize(trace_index + 1, kUnknown);
+  uint32_t& index = by_trace_index[trace_index];
   if (index != kUnknown) return index;
-  const trace::PythonCodeInfo& code = reader.python_codes()[trace_code];
-  PythonCodeRef ref{code.filename, code.qualname, code.first_line};
-  auto [it, added] = python_code_ids_.try_emplace(ref, static_cast<uint32_t>(python_codes_.size()));
-  if (added) python_codes_.push_back(std::move(ref));
+  Ref ref = ref_of();
+  auto [it, added] = ids.try_emplace(ref, static_cast<uint32_t>(table.size()));
+  if (added) table.push_back(std::move(ref));
   return index = it->second;
+}
+
+}  // namespace
+
+uint32_t StackTable::python_code_index(const trace::Reader& reader, uint32_t trace_code) {
+  return table_index(trace_code, by_trace_code_, python_codes_, python_code_ids_, [&] {
+    const trace::PythonCodeInfo& code = reader.python_codes()[trace_code];
+    return PythonCodeRef{code.filename, code.qualname, code.first_line};
+  });
+}
+
+uint32_t StackTable::native_function_index(const trace::Reader& reader, uint32_t trace_function) {
+  return table_index(trace_function, by_trace_function_, native_functions_, native_function_ids_, [&] {
+    const trace::NativeFunctionInfo& function = reader.native_functions()[trace_function];
+    return NativeFunctionRef{function.name, function.file};
+  });
 }
 
 StackId StackTable::resolve(const trace::Reader& reader, uint32_t trie_id) {
@@ -49,6 +69,11 @@ StackId StackTable::resolve(const trace::Reader& reader, uint32_t trie_id) {
     uint64_t ip = trie.node(node).ip;
     if (format::is_python_frame(ip)) {
       frames.push_back(FrameRef::python(python_code_index(reader, format::python_code_of(ip)), format::python_line_of(ip)));
+      continue;
+    }
+    if (format::is_named_frame(ip)) {
+      frames.push_back(
+          FrameRef::named(native_function_index(reader, format::native_function_of(ip)), format::named_line_of(ip)));
       continue;
     }
     if (ip == format::kTruncatedFrame) {

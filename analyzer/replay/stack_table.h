@@ -6,7 +6,9 @@
 //
 // A Python frame (format::is_python_frame) becomes a frame of the code table python_codes(), where a code
 // is its (file name, qualified name, first line): the same Python line is the same FrameRef across resets
-// and whatever PythonCode index the trace gave it. The marker of a cut stack becomes a frame of its own.
+// and whatever PythonCode index the trace gave it. A named native frame (format::is_named_frame) becomes a
+// frame of the function table native_functions() the same way. The marker of a cut stack becomes a frame of
+// its own.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@ using StackId = uint32_t;               // 0 is the empty stack
 inline constexpr uint32_t kNoModule = UINT32_MAX;
 inline constexpr uint32_t kPythonCode = UINT32_MAX - 1;  // FrameRef::module of a Python frame
 inline constexpr uint32_t kTruncation = UINT32_MAX - 2;  // FrameRef::module of the marker of a cut stack
+inline constexpr uint32_t kNativeFunction = UINT32_MAX - 3;  // FrameRef::module of a named native frame
 
 struct ModuleRef {
   std::string path;
@@ -39,18 +42,30 @@ struct PythonCodeRef {
   auto operator<=>(const PythonCodeRef&) const = default;
 };
 
+// A native function of the stack table known by name only (a frame of a PyTorch snapshot).
+struct NativeFunctionRef {
+  std::string name;
+  std::string file;  // empty: unknown
+  auto operator<=>(const NativeFunctionRef&) const = default;
+};
+
 struct FrameRef {
-  uint32_t module = kNoModule;  // index into modules(), or kNoModule, kPythonCode, kTruncation
+  uint32_t module = kNoModule;  // index into modules(), or kNoModule, kPythonCode, kTruncation, kNativeFunction
   uint64_t offset = 0;          // address - base; the absolute address when there is no module;
-                                // a Python frame: code index into python_codes() << 32 | line
+                                // a Python frame: code index into python_codes() << 32 | line;
+                                // a named native frame: index into native_functions() << 32 | line
   auto operator<=>(const FrameRef&) const = default;
 
   static FrameRef python(uint32_t code, uint32_t line) { return {kPythonCode, uint64_t{code} << 32 | line}; }
+  static FrameRef named(uint32_t function, uint32_t line) { return {kNativeFunction, uint64_t{function} << 32 | line}; }
   static FrameRef truncation() { return {kTruncation, 0}; }
   bool is_python() const { return module == kPythonCode; }
+  bool is_named() const { return module == kNativeFunction; }
   bool is_truncation() const { return module == kTruncation; }
-  uint32_t python_code() const { return static_cast<uint32_t>(offset >> 32); }  // Python frames only
-  uint32_t python_line() const { return static_cast<uint32_t>(offset); }        // 0: unknown
+  // Python and named frames: the index into their table, and the line (0: unknown).
+  uint32_t table_index() const { return static_cast<uint32_t>(offset >> 32); }
+  uint32_t python_code() const { return table_index(); }                  // Python frames only
+  uint32_t python_line() const { return static_cast<uint32_t>(offset); }  // Python and named frames
 };
 
 bool is_tracer_module(std::string_view path);
@@ -70,6 +85,7 @@ class StackTable {
   std::span<const FrameRef> frames(StackId id) const { return *stacks_[id]; }  // innermost first
   const std::vector<ModuleRef>& modules() const { return modules_; }
   const std::vector<PythonCodeRef>& python_codes() const { return python_codes_; }
+  const std::vector<NativeFunctionRef>& native_functions() const { return native_functions_; }
 
  private:
   static constexpr StackId kUnseen = UINT32_MAX;
@@ -77,6 +93,7 @@ class StackTable {
   void forget_trie(uint32_t generation);
   uint32_t module_index(const trace::ModuleInfo& module);
   uint32_t python_code_index(const trace::Reader& reader, uint32_t trace_code);
+  uint32_t native_function_index(const trace::Reader& reader, uint32_t trace_function);
 
   uint32_t trie_generation_ = 0;
   std::vector<StackId> by_trie_id_;  // for the current trie
@@ -88,6 +105,9 @@ class StackTable {
   std::vector<PythonCodeRef> python_codes_;
   std::map<PythonCodeRef, uint32_t> python_code_ids_;
   std::vector<uint32_t> by_trace_code_;  // the trace's PythonCode index -> python_codes() index
+  std::vector<NativeFunctionRef> native_functions_;
+  std::map<NativeFunctionRef, uint32_t> native_function_ids_;
+  std::vector<uint32_t> by_trace_function_;  // the trace's NativeFunction index -> native_functions() index
 };
 
 }  // namespace gpumemtrace::replay

@@ -1,7 +1,7 @@
 // Equal time slices as windows, without knowing in advance how long the trace is: slices start narrow and
 // double in width (merging pairs) whenever there would be more than 2 x `target` of them, so at the end
 // there are between `target` and 2 x `target` slices of equal width, from the first event on.
-// This is one window source; phases (NVTX or annotate.h ranges) will be another.
+// This is one window source; the instances of a phase are the other (phase_windows.h).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // A value over time, kept as one figure per window (its minimum or its maximum in that window), for the
-// timeline and for growth. Windows are numbered from 0 by whoever drives them (equal time slices now,
-// phases later); a series is brought up to date lazily, so a value that does not change costs nothing
-// until it is read or changed again. When there are too many windows, pairs are merged (halve()).
+// timeline and for growth over equal time slices (growth over a phase's instances keeps its floors in
+// phase_windows.h). Windows are numbered from 0 by whoever drives them; a series is brought up to date
+// lazily, so a value that does not change costs nothing until it is read or changed again. When there are
+// too many windows, pairs are merged (halve()).
 #pragma once
 
 #include <algorithm>

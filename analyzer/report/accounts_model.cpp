@@ -2,7 +2,7 @@
 
 namespace gpumemtrace::report {
 
-AccountsModel accounts_model(ModelInput& input) {
+AccountsModel accounts_model(ModelInput& input, bool both_views) {
   const replay::Accounts& accounts = input.replay().accounts();
   SiteFilter filter = input.filter(false);
   AccountsModel model;
@@ -16,6 +16,15 @@ AccountsModel accounts_model(ModelInput& input) {
   }
   model.managed = input.account(accounts[replay::Accounts::kManaged]);
   model.host_pinned = input.account(accounts[replay::Accounts::kHostPinned]);
+  if (!both_views || input.heaps() == 0) return model;
+  model.other_view = input.view() == View::Used ? View::Reserved : View::Used;
+  const replay::Accounts& other = input.replay_of(*model.other_view).accounts();
+  for (const AccountFigures& device : model.devices) {
+    const replay::Account* account = device.device ? other.find_device(*device.device) : nullptr;
+    AccountFigures figures = account ? input.account(*account) : AccountFigures{};
+    figures.device = device.device;
+    model.other_devices.push_back(figures);
+  }
   return model;
 }
 

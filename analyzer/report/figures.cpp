@@ -13,6 +13,14 @@ std::string_view memory_name(Memory memory) {
   }
 }
 
+std::string_view view_name(View view) { return view == View::Used ? "used" : "reserved"; }
+
+std::optional<View> view_named(std::string_view name) {
+  for (View view : {View::Reserved, View::Used})
+    if (view_name(view) == name) return view;
+  return std::nullopt;
+}
+
 Memory memory_of(replay::Category category) {
   switch (category) {
     case replay::Category::Managed:

@@ -17,6 +17,15 @@ enum class Memory : uint8_t { Device, Managed, HostPinned };
 
 // "device", "managed", "host-pinned"
 std::string_view memory_name(Memory memory);
+
+// Which allocations the reports count where a program's allocator reported heaps (docs/reports.md,
+// "Views"): the driver's, heap segments whole (reserved), or the allocator's blocks in place of the
+// segments that hold them (used). Without heaps both are the same.
+enum class View : uint8_t { Reserved, Used };
+
+// "reserved", "used"
+std::string_view view_name(View view);
+std::optional<View> view_named(std::string_view name);
 Memory memory_of(replay::Category category);
 std::optional<int32_t> device_of(int32_t device);  // none for trace::kNoDevice
 

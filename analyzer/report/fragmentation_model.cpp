@@ -1,5 +1,7 @@
 #include "analyzer/report/fragmentation_model.h"
 
+#include <algorithm>
+
 namespace gpumemtrace::report {
 
 namespace {
@@ -26,6 +28,21 @@ FailureFit fit_of(const replay::Failure& failure) {
   return fit;
 }
 
+void add_to(HeapTotals& totals, const replay::HeapFigures& f) {
+  replay::HeapFigures& sum = totals.figures;
+  totals.heaps += 1;
+  sum.reserved_bytes += f.reserved_bytes;
+  sum.allocated_bytes += f.allocated_bytes;
+  sum.blocks += f.blocks;
+  sum.internal_bytes += f.internal_bytes;
+  sum.pending_bytes += f.pending_bytes;
+  sum.pending_requested_bytes += f.pending_requested_bytes;
+  sum.pending_blocks += f.pending_blocks;
+  sum.external_bytes += f.external_bytes;
+  sum.free_blocks += f.free_blocks;
+  sum.largest_free_bytes = std::max(sum.largest_free_bytes, f.largest_free_bytes);
+}
+
 void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_t device_id) {
   for (const replay::Heap& heap : replay.heaps().heaps()) {
     if (heap.device != device_id) continue;
@@ -33,15 +50,17 @@ void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_
     device.heaps.push_back({heap.id, heap.name, heap.destroyed, heap.figures(), heap.peak_allocated_bytes,
                             heap.peak_ns, clock.origin_ns(), clock.width_ns(),
                             heap.allocated_series.windows(clock.window())});
+    if (!heap.destroyed) add_to(device.heap_totals, device.heaps.back().end);
   }
 }
 
 }  // namespace
 
 FragmentationModel fragmentation_model(ModelInput& input) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.reserved_replay();
   SiteFilter filter = input.filter(true);
   FragmentationModel model;
+  if (uint64_t to = input.analysis().options.selection.to_ns; to != UINT64_MAX) model.at_ns = to;
   for (replay::AccountId id : replay.accounts().devices()) {
     const replay::Account& account = replay.accounts()[id];
     if (!wanted_account(account, filter)) continue;

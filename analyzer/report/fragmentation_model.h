@@ -51,6 +51,17 @@ struct HeapReport {
   std::vector<uint64_t> allocated_series;
 };
 
+// A device's heaps together, those not destroyed (for a PyTorch snapshot: its segments): the figures summed,
+// the largest free block of any of them, and fragmentation = 1 - largest / external of the sum.
+struct HeapTotals {
+  uint64_t heaps = 0;
+  replay::HeapFigures figures;
+  // PyTorch's own sums per segment: active_size, the bytes of the blocks allocated or waiting to be freed,
+  // and requested_size, what was asked for them.
+  uint64_t active_bytes() const { return figures.allocated_bytes + figures.internal_bytes + figures.pending_bytes; }
+  uint64_t requested_bytes() const { return figures.allocated_bytes + figures.pending_requested_bytes; }
+};
+
 struct DeviceFragmentation {
   std::optional<int32_t> device;  // none: pools whose device the trace never said
   std::vector<replay::PoolState> pools;
@@ -60,6 +71,7 @@ struct DeviceFragmentation {
   uint64_t vmm_mapped_at_peak = 0;
   std::vector<FailureFit> failures;  // out-of-memory failures on the device
   std::vector<HeapReport> heaps;     // in the order they were created
+  HeapTotals heap_totals;
 
   // Whether the trace knows anything of this device's fragmentation.
   bool has_figures() const {
@@ -69,6 +81,7 @@ struct DeviceFragmentation {
 };
 
 struct FragmentationModel {
+  std::optional<uint64_t> at_ns;  // the figures are at this moment (the trace read up to it), not at its end
   std::vector<DeviceFragmentation> devices;  // the wanted devices, then pools and heaps of no known device
 };
 

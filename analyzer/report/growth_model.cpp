@@ -1,5 +1,6 @@
 #include "analyzer/report/growth_model.h"
 
+#include <algorithm>
 #include <map>
 
 #include "analyzer/report/growth.h"
@@ -7,9 +8,16 @@
 namespace gpumemtrace::report {
 
 GrowthModel growth_model(ModelInput& input) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.growth_replay();
   SiteFilter filter = input.filter(false);
   GrowthModel model;
+  if (const std::optional<replay::PhaseWindowsPlan>& phase = input.growth_windows().phase) {
+    model.phase = input.growth_windows().phase_path;
+    model.instances = phase->windows;
+    model.windows = phase->groups;
+  } else if (replay.growth_clock().started()) {
+    model.windows = std::min(kGrowthWindows, replay.growth_clock().window() + 1);
+  }
   std::map<replay::AccountId, size_t> per_account;
   for (Growth& growth : find_growth(replay)) {
     const replay::Site& site = replay.sites()[growth.site];

@@ -1,8 +1,9 @@
-// The sites whose live memory kept rising (growth.h defines when a site grows).
+// The sites whose live memory kept rising (growth.h defines when a site grows), and the windows judged.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analyzer/report/figures.h"
@@ -13,13 +14,16 @@ namespace gpumemtrace::report {
 struct GrowingSite {
   Memory memory = Memory::Device;
   std::optional<int32_t> device;
-  uint64_t bytes = 0;            // the last slice's floor minus the first's
+  uint64_t bytes = 0;            // the last window's floor minus the first's
   uint32_t rises = 0;            // steps in which the floor rose
-  std::vector<uint64_t> floors;  // per slice: the least the site held
+  std::vector<uint64_t> floors;  // per window: the least the site held
   replay::StackId stack = 0;
 };
 
 struct GrowthModel {
+  std::optional<std::string> phase;  // the windows: groups of this phase's instances; none: equal time slices
+  uint32_t instances = 0;            // the phase's instances (those that overlap in time as one)
+  uint32_t windows = 0;              // how many windows
   std::vector<GrowingSite> sites;  // most growth first, all memory; at most --top per account, at least --min-size
 };
 

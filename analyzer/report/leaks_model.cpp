@@ -18,7 +18,7 @@ LeaksModel leaks_model(ModelInput& input) {
          const replay::Site& site = replay.sites()[id];
          return replay::SiteShare{id, site.bytes, site.count};
        }))
-    model.sites.push_back(input.site(share));
+    model.sites.push_back(input.site(replay, share));
   return model;
 }
 

@@ -1,6 +1,64 @@
 #include "analyzer/report/model_input.h"
 
+#include <fmt/core.h>
+
+#include <algorithm>
+
 namespace gpumemtrace::report {
+
+namespace {
+
+// The phase paths named `wanted`: that path, else those whose innermost phase has that name.
+std::vector<replay::PathId> paths_named(const replay::PhaseTracker& phases, const std::string& wanted) {
+  std::vector<replay::PathId> named;
+  for (replay::PathId path = 1; path < phases.path_count(); ++path)
+    if (phases.path_text(path) == wanted) return {path};
+  for (replay::PathId path = 1; path < phases.path_count(); ++path)
+    if (phases.name_text(phases.name_of(path)) == wanted) named.push_back(path);
+  return named;
+}
+
+// docs/reports.md, "Growth": the phase --phase names, else (unless --time-slices) the top-level phase path
+// with the most windows, at least 3 (the first entered of equals), else equal time slices.
+GrowthWindows choose_growth_windows(const replay::Replay& replay, const Selection& selection) {
+  const replay::PhaseTracker& phases = replay.phases();
+  const replay::PhaseInstances& instances = replay.phase_instances();
+  replay::PathId chosen = replay::kNoPhase;
+  if (selection.growth_phase) {
+    std::vector<replay::PathId> named = paths_named(phases, *selection.growth_phase);
+    if (named.empty()) throw SelectionError(fmt::format("--phase {}: the trace has no such phase", *selection.growth_phase));
+    if (named.size() > 1) {
+      std::string paths;
+      for (replay::PathId path : named) paths += (paths.empty() ? "" : ", ") + phases.path_text(path);
+      throw SelectionError(fmt::format("--phase {} names several phase paths: {}; give one", *selection.growth_phase, paths));
+    }
+    chosen = named.front();
+    if (instances.windows(chosen) < 3)
+      throw SelectionError(fmt::format("--phase {}: growth needs at least 3 instances, the trace has {}",
+                                       *selection.growth_phase, instances.windows(chosen)));
+  } else if (!selection.growth_time_slices) {
+    for (replay::PathId path = 1; path < phases.path_count(); ++path)
+      if (phases.parent(path) == replay::kNoPhase && instances.windows(path) >= 3 &&
+          (chosen == replay::kNoPhase || instances.windows(path) > instances.windows(chosen)))
+        chosen = path;
+  }
+  GrowthWindows out;
+  if (chosen == replay::kNoPhase) return out;
+  uint32_t windows = instances.windows(chosen);
+  out.phase = replay::PhaseWindowsPlan{chosen, windows, std::min(windows, kGrowthWindows)};
+  out.phase_path = phases.path_text(chosen);
+  return out;
+}
+
+}  // namespace
+
+ModelInput::ModelInput(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, Stacks& stacks)
+    : analysis_(analysis), selection_(selection), symbolize_(std::move(symbolize)), stacks_(stacks) {
+  view_ = selection.view.value_or(heaps() > 0 ? View::Used : View::Reserved);
+  growth_windows_ = choose_growth_windows(reserved_replay(), selection);
+}
+
+ModelInput::~ModelInput() = default;
 
 SiteFilter ModelInput::filter(bool device_memory_only) const {
   SiteFilter filter;
@@ -9,6 +67,27 @@ SiteFilter ModelInput::filter(bool device_memory_only) const {
   filter.min_size = selection_.min_size;
   filter.top = selection_.top;
   return filter;
+}
+
+const replay::Replay& ModelInput::second_reading(std::unique_ptr<replay::Replay>& slot, bool used) {
+  if (slot) return *slot;
+  replay::ReplayOptions options = analysis_.options;
+  if (used) options.used_view = std::make_shared<const replay::UsedView>(reserved_replay().used_view());
+  options.growth_phase = growth_windows_.phase;
+  slot = reread(analysis_, options);
+  return *slot;
+}
+
+const replay::Replay& ModelInput::replay_of(View view) {
+  if (view == View::Used && heaps() > 0) return second_reading(used_, true);
+  return reserved_replay();
+}
+
+const replay::Replay& ModelInput::growth_replay() {
+  if (!growth_windows_.phase) return replay();
+  view_asked_ = true;
+  if (view_ == View::Used && heaps() > 0) return second_reading(used_, true);
+  return second_reading(reserved_growth_, false);
 }
 
 replay::StackId ModelInput::stack(replay::StackId id) {
@@ -32,8 +111,8 @@ AccountFigures ModelInput::account(const replay::Account& account) const {
   return out;
 }
 
-SiteFigures ModelInput::site(const replay::SiteShare& share) {
-  const replay::Site& site = replay().sites()[share.site];
+SiteFigures ModelInput::site(const replay::Replay& replay, const replay::SiteShare& share) {
+  const replay::Site& site = replay.sites()[share.site];
   return {memory_of(site.category), device_of(site.device), share.bytes, share.count, stack(site.stack)};
 }
 

@@ -27,7 +27,7 @@ MomentsModel moments_model(ModelInput& input) {
                                                    timeline.begin() + static_cast<std::ptrdiff_t>(std::min(i + group, timeline.size()))));
   }
   uint64_t width = plan.width_ns, origin = plan.origin_ns;
-  std::vector<std::vector<replay::LiveMoment>> found = live_moments(input.analysis(), std::move(plan));
+  std::vector<std::vector<replay::LiveMoment>> found = live_moments(input.analysis(), replay.options(), std::move(plan));
 
   for (size_t i = 0; i < accounts.size(); ++i) {
     AccountMoments& out = model.accounts.emplace_back();
@@ -39,7 +39,7 @@ MomentsModel moments_model(ModelInput& input) {
       moment.end_ns = moment.start_ns + width;
       moment.live_bytes = live.live_bytes;
       moment.live_count = live.live_count;
-      for (const replay::SiteShare& share : live.sites) moment.sites.push_back(input.site(share));
+      for (const replay::SiteShare& share : live.sites) moment.sites.push_back(input.site(replay, share));
       moment.other_bytes = live.other_bytes;
       moment.other_count = live.other_count;
       moment.other_sites = live.other_sites;

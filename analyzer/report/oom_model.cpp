@@ -10,7 +10,7 @@ namespace gpumemtrace::report {
 namespace {
 
 OomFailure failure_model(ModelInput& input, const replay::Failure& failure, const std::vector<Growth>& growth) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.reserved_replay();
   OomFailure out;
   out.device = device_of(failure.device);
   out.time_ns = failure.time_ns;
@@ -49,7 +49,7 @@ OomFailure failure_model(ModelInput& input, const replay::Failure& failure, cons
 }  // namespace
 
 OomModel oom_model(ModelInput& input) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.reserved_replay();
   SiteFilter filter = input.filter(false);
   std::vector<Growth> growth = find_growth(replay);
   OomModel model;

@@ -9,7 +9,7 @@ PeakModel peak_model(ModelInput& input) {
       rank_sites(replay, filter, [&](replay::SiteId id) { return replay.at_peak(id); });
   PeakModel model;
   model.device = input.selection().device;
-  for (const replay::SiteShare& share : shares) model.sites.push_back(input.site(share));
+  for (const replay::SiteShare& share : shares) model.sites.push_back(input.site(replay, share));
   for (replay::AccountId id : replay.accounts().devices()) {
     const replay::Account& account = replay.accounts()[id];
     if (!wanted_account(account, filter) || account.peak_bytes == 0) continue;

@@ -5,7 +5,7 @@
 namespace gpumemtrace::report {
 
 PhasesModel phases_model(ModelInput& input) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.reserved_replay();
   PhasesModel model;
   std::map<replay::PathId, size_t> index;  // path → its place in model.phases
   for (const replay::PhaseInstance& instance : replay.phase_instances().instances()) {
@@ -30,7 +30,7 @@ PhasesModel phases_model(ModelInput& input) {
       f.growth_bytes = signed_change(phase.instances.back().live_at_end_bytes, instance.live_at_end);
     for (const replay::SiteBytes& share : instance.left_live) {
       if (f.left_live.size() >= input.selection().top) break;
-      f.left_live.push_back(input.site({share.site, share.bytes, share.count}));
+      f.left_live.push_back(input.site(replay, {share.site, share.bytes, share.count}));
     }
     phase.instances.push_back(std::move(f));
   }

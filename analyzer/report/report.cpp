@@ -3,7 +3,7 @@
 namespace gpumemtrace::report {
 
 SummaryReport summary_report(ModelInput& input) {
-  return {accounts_model(input), peak_model(input),  leaks_model(input),
+  return {accounts_model(input, true), peak_model(input),  leaks_model(input),
           growth_model(input),   oom_model(input),   fragmentation_model(input)};
 }
 
@@ -29,6 +29,7 @@ Report build_report(const Analysis& analysis, const Selection& selection, Symbol
   report.trace = trace_header(analysis);
   ModelInput input(analysis, selection, std::move(symbolize), report.stacks);
   report.body = build(input);
+  if (input.view_asked()) report.view = ReportView{input.view(), input.heaps()};
   return report;
 }
 

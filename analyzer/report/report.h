@@ -3,6 +3,7 @@
 // every figure.
 #pragma once
 
+#include <optional>
 #include <variant>
 
 #include "analyzer/report/accounts_model.h"
@@ -72,10 +73,17 @@ struct ViewerReport {
 using ReportBody = std::variant<SummaryReport, PeakReport, LeaksReport, GrowthReport, OomReport,
                                 FragmentationReport, TimelineReport, PhasesReport, ViewerReport>;
 
+// Which view a report shows, when its figures depend on it (figures.h, View).
+struct ReportView {
+  View view = View::Reserved;
+  size_t heaps = 0;  // the heaps of the trace; without any, both views are the same
+};
+
 struct Report {
   TraceHeader trace;
   Stacks stacks;  // every stack the body refers to
   ReportBody body;
+  std::optional<ReportView> view;
 };
 
 SummaryReport summary_report(ModelInput& input);
@@ -99,6 +107,7 @@ ReportBody build_body(ModelInput& input) {
 // draw such a set (folded stacks, pprof); nullptr for the other reports.
 const std::vector<SiteFigures>* report_sites(const ReportBody& body);
 
+// Throws SelectionError (model_input.h).
 Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build);
 
 }  // namespace gpumemtrace::report

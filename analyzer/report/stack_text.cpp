@@ -6,15 +6,47 @@ namespace gpumemtrace::report {
 
 namespace {
 
-// Whose code a native frame is, by its module: the program's, or machinery that only says how a call was
-// carried out.
-enum class Owner { Program, CudaLibrary, Interpreter, CallGlue };
+// Whose code a frame is: the program's, or machinery that only says how a call was carried out (by a native
+// frame's module), or how the program told the tracer (by the source file).
+enum class Owner {
+  Program,
+  Allocation,   // the CUDA driver and runtime, a caching allocator's internals: how the memory was got
+  Interpreter,  // CPython
+  CallGlue,     // between Python and native code (ctypes, libffi), or between PyTorch's operators
+  NoSource,     // a frame known by name only, without a source file: noise in a PyTorch snapshot's stacks
+  Reporting,    // the calls a program reports its phases, heaps and blocks with
+};
+
+// NVTX's header-only implementation (nvtx3/...), annotate.h and the Python module gpumemtrace: the calls a
+// program reports its phases, heaps and blocks with; the stack of a block starts there.
+bool is_reporting_code(std::string_view file) {
+  return file.find("/nvtx3/") != std::string_view::npos || file.ends_with("gpumemtrace/annotate.h") ||
+         file.ends_with("gpumemtrace/__init__.py");
+}
+// A frame of a PyTorch snapshot's C++ stack: a name and a file ("??" or empty when unknown), no module.
+Owner owner_of_named(const symbolize::Frame& frame) {
+  if (frame.file.empty() || frame.file == "??") return Owner::NoSource;
+  std::string_view name = frame.function;
+  // The allocator and the capture of this very stack (PyTorch's own viewers leave these out too).
+  for (std::string_view internal : {"CachingAllocator", "CapturedTraceback", "unwind::unwind", "gather_with_cpp"})
+    if (name.find(internal) != std::string_view::npos) return Owner::Allocation;
+  std::string_view file = frame.file;
+  bool c_source = file.ends_with(".c") || file.ends_with(".h");
+  for (std::string_view folder : {"Python/", "Objects/", "Modules/", "Include/"})
+    if (c_source && file.find(folder) != std::string_view::npos) return Owner::Interpreter;
+  std::string_view base = basename_of(file);
+  if (base.starts_with("Register") || base.starts_with("Redispatch") || file.find("core/boxing") != std::string_view::npos)
+    return Owner::CallGlue;  // the operator dispatcher's generated code
+  return Owner::Program;
+}
 
 Owner owner_of(const symbolize::Frame& frame) {
+  if (is_reporting_code(frame.file)) return Owner::Reporting;
   if (frame.kind != symbolize::FrameKind::Native) return Owner::Program;
+  if (frame.module.empty() && !frame.function.empty()) return owner_of_named(frame);
   std::string_view name = basename_of(frame.module);
   // The CUDA driver and runtime, NVIDIA's or the simulated ones.
-  if (name.starts_with("libcuda.so") || name.starts_with("libcudart.so")) return Owner::CudaLibrary;
+  if (name.starts_with("libcuda.so") || name.starts_with("libcudart.so")) return Owner::Allocation;
   // CPython: libpython, or an interpreter executable with libpython linked in (python3, python3.12).
   if (name.starts_with("libpython") || name == "python" || name.starts_with("python3")) return Owner::Interpreter;
   // ctypes and libffi: the glue between Python and a native call or callback.
@@ -27,7 +59,7 @@ bool is_python(const symbolize::Frame& frame) { return frame.kind == symbolize::
 }  // namespace
 
 std::string_view basename_of(std::string_view path) {
-  size_t slash = path.rfind('/');
+  size_t slash = path.find_last_of("/\\");  // Windows paths come in PyTorch snapshots
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
@@ -43,6 +75,9 @@ std::string short_function_name(std::string_view name) {
       }
     }
   };
+  // A compiler's copy of a function ("f(int) [clone .constprop.0]") is the function.
+  if (size_t clone = name.rfind(" [clone "); clone != std::string_view::npos && name.ends_with(']'))
+    name = name.substr(0, clone);
   for (std::string_view qualifier : {" const", " volatile", " &&", " &"})
     if (name.ends_with(qualifier)) name.remove_suffix(qualifier.size());
   cut_balanced_suffix('(', ')');  // the parameters
@@ -68,7 +103,8 @@ std::string frame_text(const symbolize::Frame& frame) {
   if (frame.kind == symbolize::FrameKind::Truncated) return "… (truncated)";
   if (frame.kind == symbolize::FrameKind::Python)
     return fmt::format("{}:{} in {}", basename_of(frame.file), frame.line, frame.function);
-  std::string where = !frame.file.empty() ? fmt::format("{}:{}", basename_of(frame.file), frame.line)
+  std::string where = !frame.file.empty() && frame.line ? fmt::format("{}:{}", basename_of(frame.file), frame.line)
+                      : !frame.file.empty()               ? std::string(basename_of(frame.file))
                       : !frame.module.empty() ? fmt::format("{}+{:#x}", basename_of(frame.module), frame.offset)
                                               : std::string();
   if (frame.function.empty()) return where.empty() ? fmt::format("{:#x}", frame.offset) : where;
@@ -90,10 +126,11 @@ Frames user_frames(std::span<const symbolize::Frame> frames) {
   Frames out;
   for (size_t i = first; i < frames.size(); ++i) {
     const symbolize::Frame& frame = frames[i];
-    bool machinery = owner_of(frame) == Owner::Interpreter || owner_of(frame) == Owner::CallGlue;
+    Owner owner = owner_of(frame);
+    bool machinery = owner == Owner::Interpreter || owner == Owner::CallGlue;
     bool start_up = outermost_python < frames.size() && i > outermost_python &&
                     frame.kind == symbolize::FrameKind::Native;
-    if (outermost_python < frames.size() && (machinery || start_up)) continue;
+    if (owner == Owner::NoSource || (outermost_python < frames.size() && (machinery || start_up))) continue;
     out.push_back(frame);
   }
   return out;
@@ -104,7 +141,7 @@ std::string compact_stack(std::span<const symbolize::Frame> all_frames, size_t m
   std::string out;
   size_t shown = 0;
   for (const symbolize::Frame& frame : frames) {
-    if (frame.file.empty() || owner_of(frame) == Owner::CudaLibrary) continue;
+    if (frame.file.empty() || owner_of(frame) == Owner::Allocation || owner_of(frame) == Owner::Reporting) continue;
     if (shown == max_frames) {
       out += " ← …";
       break;

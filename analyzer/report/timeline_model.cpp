@@ -2,7 +2,7 @@
 
 namespace gpumemtrace::report {
 
-std::vector<replay::AccountId> timeline_accounts(const ModelInput& input) {
+std::vector<replay::AccountId> timeline_accounts(ModelInput& input) {
   const replay::Accounts& accounts = input.replay().accounts();
   SiteFilter filter = input.filter(false);
   std::vector<replay::AccountId> shown;

@@ -26,7 +26,7 @@ struct TimelineModel {
 };
 
 // The accounts a timeline shows: the wanted devices, then managed and pinned host memory when used.
-std::vector<replay::AccountId> timeline_accounts(const ModelInput& input);
+std::vector<replay::AccountId> timeline_accounts(ModelInput& input);
 TimelineModel timeline_model(ModelInput& input);
 
 }  // namespace gpumemtrace::report

@@ -1,7 +1,9 @@
-// What every report says first: which trace, whether it is complete, and what did not add up.
+// What every report says first: which trace (or PyTorch snapshot), whether it is complete, where a
+// snapshot's history begins, and what did not add up.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "analyzer/replay/replay.h"
@@ -18,6 +20,7 @@ struct TraceHeader {
   uint64_t end_ns = 0;   // when the trace ends
   uint64_t span_ns = 0;  // from the first allocation to the end
   replay::Inconsistencies inconsistencies;
+  std::optional<pytorch::SnapshotInfo> snapshot;  // the trace is a PyTorch memory snapshot's
 };
 
 TraceHeader trace_header(const Analysis& analysis);

@@ -17,7 +17,7 @@ std::optional<Weighing> weighing_named(std::string_view name) {
 }
 
 StackWeightsModel stack_weights_model(ModelInput& input, Weighing what) {
-  const replay::Replay& replay = input.replay();
+  const replay::Replay& replay = input.reserved_replay();  // exports show the driver's view
   SiteFilter everything{.device = std::nullopt, .device_memory_only = false, .min_size = 0, .top = SIZE_MAX};
   std::vector<replay::SiteShare> shares = rank_sites(replay, everything, [&](replay::SiteId id) -> replay::SiteShare {
     const replay::Site& site = replay.sites()[id];
@@ -30,7 +30,7 @@ StackWeightsModel stack_weights_model(ModelInput& input, Weighing what) {
   });
   StackWeightsModel model{what, {}};
   for (const replay::SiteShare& share : shares)
-    if (share.bytes > 0 || share.count > 0) model.sites.push_back(input.site(share));
+    if (share.bytes > 0 || share.count > 0) model.sites.push_back(input.site(replay, share));
   return model;
 }
 

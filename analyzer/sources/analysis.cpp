@@ -1,5 +1,7 @@
 #include "analyzer/sources/analysis.h"
 
+#include <algorithm>
+
 namespace gpumemtrace::report {
 
 namespace {
@@ -33,8 +35,10 @@ void read_records(trace::Reader& reader, uint64_t limit, const ProgressFn& progr
 }  // namespace
 
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress) {
-  trace::Reader reader(path);
   Analysis analysis;
+  analysis.source = std::make_shared<const TraceSource>(path);
+  std::shared_ptr<trace::Reader> read = analysis.source->reader();
+  trace::Reader& reader = *read;
   analysis.options = options;
   analysis.replay = std::make_unique<replay::Replay>(options);
   replay::Replay& replay = *analysis.replay;
@@ -56,20 +60,46 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   info.records = reader.records();
   info.stop_offset = reader.stop_offset();
   info.file_size = reader.file_size();
+  info.snapshot = analysis.source->snapshot();
   return analysis;
 }
 
-std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
-                                                          const ProgressFn& progress) {
-  trace::Reader reader(analysis.trace.path);
-  replay::Replay replay(analysis.options);
-  replay::LiveMoments moments(std::move(plan));
+void read_again(const Analysis& analysis, replay::Replay& replay, const ProgressFn& progress, const RecordVisit& visit) {
+  std::shared_ptr<trace::Reader> read = analysis.source->reader();
+  trace::Reader& reader = *read;
   // As many records as the first reading: a trace still being written may have grown since.
-  read_records(reader, analysis.trace.records, progress, [&](const trace::Record& record) {
-    moments.before(replay, reader.time_ns());
-    replay.on_record(record, reader);
-    moments.after(replay, reader.time_ns());
-  });
+  read_records(reader, analysis.trace.records, progress,
+               [&](const trace::Record& record) { visit(record, reader, replay); });
+  replay.finish(reader);
+}
+
+std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayOptions options,
+                                       const ProgressFn& progress) {
+  for (;;) {
+    auto replay = std::make_unique<replay::Replay>(options);
+    read_again(analysis, *replay, progress,
+               [](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+                 replay.on_record(record, reader);
+               });
+    const std::vector<uint64_t>& mistakes = replay->mistaken_segments();
+    if (mistakes.empty()) return replay;
+    auto view = std::make_shared<replay::UsedView>(*options.used_view);
+    view->not_segments.insert(view->not_segments.end(), mistakes.begin(), mistakes.end());
+    std::sort(view->not_segments.begin(), view->not_segments.end());
+    options.used_view = std::move(view);
+  }
+}
+
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,
+                                                          replay::MomentsPlan plan, const ProgressFn& progress) {
+  replay::Replay replay(options);
+  replay::LiveMoments moments(std::move(plan));
+  read_again(analysis, replay, progress,
+             [&](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+               moments.before(replay, reader.time_ns());
+               replay.on_record(record, reader);
+               moments.after(replay, reader.time_ns());
+             });
   return moments.moments();
 }
 

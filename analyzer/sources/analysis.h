@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyzer/replay/live_moments.h"
 #include "analyzer/replay/replay.h"
+#include "analyzer/sources/trace_source.h"
 
 namespace gpumemtrace::report {
 
@@ -25,9 +27,11 @@ struct TraceInfo {
   uint64_t records = 0;
   uint64_t stop_offset = 0;
   uint64_t file_size = 0;
+  std::optional<pytorch::SnapshotInfo> snapshot;  // the path is a PyTorch memory snapshot, read as a trace
 };
 
 struct Analysis {
+  std::shared_ptr<const TraceSource> source;
   TraceInfo trace;
   replay::ReplayOptions options;  // what the replay was made with
   std::unique_ptr<replay::Replay> replay;
@@ -36,13 +40,28 @@ struct Analysis {
 // Called now and then while reading, with how far the reader is in the file.
 using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
 
-// Throws trace::OpenError when the file is not a trace this build can read. A corrupt trace is read up
-// to the damage and flagged (trace.corrupt, trace.error).
+// Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
+// snapshot (TraceSource). A corrupt trace is read up to the damage and flagged (trace.corrupt, trace.error).
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {});
 
-// Reads the analyzed trace a second time, through a fresh replay with the same options (so stacks and
-// sites get the same ids), to find the live sets of the plan's moments.
-std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, replay::MomentsPlan plan,
-                                                          const ProgressFn& progress = {});
+// Called for each record of a second reading, which hands it to the replay itself (replay.on_record).
+using RecordVisit =
+    std::function<void(const trace::Record& record, const trace::Reader& reader, replay::Replay& replay)>;
+
+// Reads the analyzed trace (or snapshot) again, every record to `visit`, into `replay`, a fresh replay (made
+// with the first reading's options, but for the view, the growth windows or a listener: stacks get the same
+// ids), which it finishes.
+void read_again(const Analysis& analysis, replay::Replay& replay, const ProgressFn& progress, const RecordVisit& visit);
+
+// Reads the analyzed trace again, through a fresh replay made with `options` (the first reading's, but
+// for the view and the growth windows: stacks get the same ids). For the used view, until no allocation
+// was taken for a heap segment by mistake (replay/heap_segments.h): once more at most.
+std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayOptions options,
+                                       const ProgressFn& progress = {});
+
+// Reads the analyzed trace again, through a fresh replay with the options of the replay the plan was made
+// from (so stacks and sites get the same ids), to find the live sets of the plan's moments.
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,
+                                                          replay::MomentsPlan plan, const ProgressFn& progress = {});
 
 }  // namespace gpumemtrace::report

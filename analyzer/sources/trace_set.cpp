@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analyzer/sources/pytorch/pickle_reader.h"
 #include "gpumemtrace/trace_format.h"
 
 namespace gpumemtrace::report {
@@ -12,9 +13,11 @@ namespace gpumemtrace::report {
 namespace fs = std::filesystem;
 
 bool looks_like_trace(const std::string& path) {
-  char magic[sizeof format::kMagic] = {};
+  char start[sizeof format::kMagic] = {};
   std::ifstream in(path, std::ios::binary);
-  return in.read(magic, sizeof magic) && std::memcmp(magic, format::kMagic, sizeof magic) == 0;
+  in.read(start, sizeof start);
+  if (in.gcount() >= 2 && pytorch::looks_like_pickle(std::span(reinterpret_cast<const uint8_t*>(start), 2))) return true;
+  return in && std::memcmp(start, format::kMagic, sizeof start) == 0;
 }
 
 std::vector<std::string> trace_paths(const std::string& path) {

@@ -15,11 +15,12 @@ class TraceSetError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// True when the file starts with the trace magic (trace_format.h).
+// True when the file starts with the trace magic (trace_format.h), or as a pickle does: a PyTorch memory
+// snapshot, read as a trace (trace_source.h).
 bool looks_like_trace(const std::string& path);
 
 // The path itself when it is a file (whatever it holds: the reader says what is wrong with it); for a
-// directory, every regular file directly in it that starts with the trace magic, sorted by name. Throws
+// directory, every regular file directly in it that looks like a trace, sorted by name. Throws
 // TraceSetError.
 std::vector<std::string> trace_paths(const std::string& path);
 

@@ -11,7 +11,8 @@
 namespace gpumemtrace::symbolize {
 
 enum class FrameKind : uint8_t {
-  Native,     // machine code: function, file and line from the module's symbols and debug information
+  Native,     // machine code: function, file and line from the module's symbols and debug information; a
+              // frame known by name only (of a PyTorch snapshot) has no module, and its file as recorded
   Python,     // a Python frame: function is the qualified name ("Class.method"), file the source file
               // (co_filename), line the line being executed (0 when unknown); module and offset are empty
   Truncated,  // not a frame: the outer frames of this stack were cut (function "(truncated)")

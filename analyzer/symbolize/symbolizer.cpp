@@ -75,6 +75,7 @@ Symbolizer::Symbolizer(const std::vector<replay::ModuleRef>& modules, Warn warn)
 
 Symbolizer::Symbolizer(const replay::StackTable& stacks, Warn warn) : Symbolizer(stacks.modules(), std::move(warn)) {
   python_codes_ = &stacks.python_codes();
+  native_functions_ = &stacks.native_functions();
 }
 
 Symbolizer::~Symbolizer() = default;
@@ -142,6 +143,16 @@ std::vector<Frame> Symbolizer::lookup(replay::FrameRef ref) {
       const replay::PythonCodeRef& code = (*python_codes_)[ref.python_code()];
       frame.function = code.qualname;
       frame.file = code.filename;
+    }
+    return {frame};
+  }
+  if (ref.is_named()) {
+    Frame frame;
+    frame.line = ref.python_line();
+    if (native_functions_ && ref.table_index() < native_functions_->size()) {
+      const replay::NativeFunctionRef& function = (*native_functions_)[ref.table_index()];
+      frame.function = function.name;
+      frame.file = function.file;
     }
     return {frame};
   }

@@ -6,7 +6,8 @@
 // debuginfod is turned off for the process.
 //
 // Python frames take their function (the qualified name), file and line from the stack table's Python
-// code table; the marker of a cut stack becomes a Truncated frame.
+// code table, named native frames (of a PyTorch snapshot) their function and file from its function table:
+// a Native frame without module; the marker of a cut stack becomes a Truncated frame.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,7 @@ class Symbolizer {
 
   const std::vector<replay::ModuleRef>& modules_;
   const std::vector<replay::PythonCodeRef>* python_codes_ = nullptr;
+  const std::vector<replay::NativeFunctionRef>* native_functions_ = nullptr;
   Warn warn_;
   std::vector<std::unique_ptr<ModuleDebug>> debug_;  // by module index, opened when first needed
   std::map<replay::FrameRef, std::vector<Frame>> cache_;

@@ -9,13 +9,23 @@ frees its own buffers.
     gpumemtrace growth gpumemtrace-PID.trace
 
 It loads libcudart.so.13: NVIDIA's on a machine with a GPU, the simulated device's under `gpumemtrace run
---sim` (which puts it first on LD_LIBRARY_PATH).
+--sim` (which puts it first on LD_LIBRARY_PATH). With the tool's Python module on the path
+(PYTHONPATH=build/python), each step and each validation pass is a phase, and growth's windows are the steps.
 """
 
 import argparse
+import contextlib
 import ctypes
 import sys
 import time
+
+try:
+    from gpumemtrace import phase
+except ImportError:
+
+    @contextlib.contextmanager
+    def phase(name):
+        yield
 
 MiB = 1 << 20
 
@@ -76,9 +86,11 @@ def main():
     model = Model(cuda, layers=4, width=8)
     losses = []
     for step in range(1, args.steps + 1):
-        train_step(model, args.batch, losses)
+        with phase("step"):
+            train_step(model, args.batch, losses)
         if step % args.validate_every == 0:
-            validate(model, args.batch)
+            with phase("validation"):
+                validate(model, args.batch)
     print(f"train_loop.py: {args.steps} steps, {len(losses)} losses kept")
     return 0
 

@@ -21,6 +21,13 @@ inline constexpr char kMagic[8] = {'G', 'P', 'U', 'M', 'T', 'R', 'C', '\n'};
 inline constexpr uint32_t kVersion = 1;
 inline constexpr size_t kHeaderSize = 16;  // magic, u32 version (little endian), u32 reserved (0, ignored)
 
+// Writes the kHeaderSize bytes of the header.
+inline void put_header(uint8_t* out, uint32_t version = kVersion) {
+  for (size_t i = 0; i < sizeof kMagic; ++i) out[i] = static_cast<uint8_t>(kMagic[i]);
+  for (size_t i = 0; i < 4; ++i) out[8 + i] = static_cast<uint8_t>(version >> (8 * i));
+  for (size_t i = 12; i < kHeaderSize; ++i) out[i] = 0;
+}
+
 // Tokens: one byte in front of every record. Each record's fields are declared with it in trace_records.h.
 // 0 means "nothing written here yet": the reader stops.
 //
@@ -52,6 +59,8 @@ enum class Token : uint8_t {
   Device = 0x15,          // state: the device of the Alloc records that follow
   PoolUsage = 0x16,       // a pool's state, written for the device's pools when an allocation runs out of memory
   PythonCode = 0x17,      // a Python code object that StackNode frames refer to (see "Stack frames" below)
+  NativeFunction = 0x18,  // a native function known by name and file only, that StackNode frames refer to
+  SubFreeRequested = 0x19,  // a block freed by the program that its allocator keeps until the GPU is done with it
   PhaseDomain = 0x20,     // an NVTX domain that phase names belong to
   PhaseName = 0x21,       // a phase (range) name, written once before the records that use it
   PhasePush = 0x22,       // the current thread enters a nested phase (nvtxRangePush)
@@ -66,6 +75,8 @@ enum class Token : uint8_t {
   SubName = 0x2B,         // a live block's name (what it holds)
   Source = 0x2C,          // the capture source of the events that follow (interposition or CUPTI)
   PoolThreshold = 0x2D,   // a memory pool's release threshold, as CUPTI reported it
+  TorchSnapshot = 0x2E,   // the PyTorch hook wrote a snapshot of PyTorch's caching allocator next to the trace
+  TorchHook = 0x2F,       // the PyTorch hook is on: PyTorch records its allocation history
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };
@@ -81,6 +92,16 @@ inline constexpr uint64_t kErrorOutOfMemory = 2;
 enum class CaptureSource : uint8_t { Interposition = 0, Cupti = 1, Count };
 inline constexpr std::string_view kCaptureSourceNames[] = {"interposition", "cupti"};
 static_assert(std::size(kCaptureSourceNames) == static_cast<size_t>(CaptureSource::Count));
+
+// Why the PyTorch hook (python/gpumemtrace/torch_hook.py) wrote a snapshot: TorchSnapshot records. The name is
+// the one in the snapshot's file name, "<trace file name>.torch-<name>[-<sequence>].pickle".
+enum class TorchSnapshotReason : uint8_t { Exit = 0, OutOfMemory = 1, Signal = 2, Count };
+inline constexpr std::string_view kTorchSnapshotReasonNames[] = {"exit", "oom", "usr1"};
+static_assert(std::size(kTorchSnapshotReasonNames) == static_cast<size_t>(TorchSnapshotReason::Count));
+
+// What SIGUSR1 does in a process whose PyTorch hook is on (TorchHook records): nothing of ours (the program
+// handles it in C, or the hook could not take it), a snapshot, or a snapshot and then the program's own handler.
+enum class TorchSignal : uint8_t { NotTaken = 0, Taken = 1, Chained = 2, Count };
 
 // Memory kinds, derived from the API (never stored). For VmmPhysical the "address" of an allocation is
 // its CUmemGenericAllocationHandle, for Array its CUarray.
@@ -180,13 +201,17 @@ inline constexpr std::string_view memory_kind_name(MemoryKind kind) {
 //   bit 63 set, bit 62 clear: a Python frame: bits 32-61 the index of a PythonCode record written before
 //                             (the n-th PythonCode of the trace has index n, from 0), bits 0-31 the line (0:
 //                             unknown);
-//   bits 63 and 62 set:       a marker; bits 0-61 say which. The only one is kTruncatedFrame, the outermost
-//                             node of a stack whose outer frames were cut.
+//   bits 63, 62 and 61 set:   a named native frame: bits 32-60 the index of a NativeFunction record written
+//                             before (the n-th of the trace has index n, from 0), bits 0-31 the line (0: unknown);
+//   bits 63 and 62 set, bit 61 clear: a marker; bits 0-60 say which. The only one is kTruncatedFrame, the
+//                             outermost node of a stack whose outer frames were cut.
 // Any other tagged value is corrupt.
 inline constexpr uint64_t kTaggedFrame = uint64_t{1} << 63;
 inline constexpr uint64_t kMarkerFrame = uint64_t{1} << 62;
+inline constexpr uint64_t kNamedFrame = uint64_t{1} << 61;
 inline constexpr unsigned kPythonCodeShift = 32;
 inline constexpr uint64_t kPythonCodes = uint64_t{1} << 30;  // indexes 0 to 2^30 - 1
+inline constexpr uint64_t kNativeFunctions = uint64_t{1} << 29;  // indexes 0 to 2^29 - 1
 inline constexpr uint64_t kTruncatedFrame = kTaggedFrame | kMarkerFrame | 1;
 
 inline constexpr bool is_tagged_frame(uint64_t ip) { return (ip & kTaggedFrame) != 0; }
@@ -200,6 +225,19 @@ inline constexpr uint32_t python_code_of(uint64_t ip) {
 inline constexpr uint32_t python_line_of(uint64_t ip) { return static_cast<uint32_t>(ip); }
 static_assert(python_code_of(python_frame(kPythonCodes - 1, 7)) == kPythonCodes - 1);
 static_assert(is_python_frame(python_frame(kPythonCodes - 1, UINT32_MAX)) && !is_python_frame(kTruncatedFrame));
+
+inline constexpr uint64_t kNamedFrameTags = kTaggedFrame | kMarkerFrame | kNamedFrame;
+inline constexpr bool is_named_frame(uint64_t ip) { return (ip & kNamedFrameTags) == kNamedFrameTags; }
+inline constexpr uint64_t named_frame(uint32_t function, uint32_t line) {
+  return kNamedFrameTags | uint64_t{function} << kPythonCodeShift | line;
+}
+inline constexpr uint32_t native_function_of(uint64_t ip) {
+  return static_cast<uint32_t>((ip & ~kNamedFrameTags) >> kPythonCodeShift);
+}
+inline constexpr uint32_t named_line_of(uint64_t ip) { return static_cast<uint32_t>(ip); }
+static_assert(native_function_of(named_frame(kNativeFunctions - 1, 7)) == kNativeFunctions - 1);
+static_assert(is_named_frame(named_frame(0, 0)) && !is_named_frame(kTruncatedFrame) &&
+              !is_python_frame(named_frame(0, 0)));
 
 // Varint coding (the reader's bounded decoder is trace/reader/field_cursor.h).
 inline uint8_t* put_varint(uint8_t* out, uint64_t value) {

@@ -179,6 +179,34 @@ struct PythonCodeInfo {
   }
 };
 
+// A native function known by its name and source file only, which named frames of StackNode records refer
+// to by index (format::named_frame): the n-th NativeFunction since the start has index n, from 0. Written
+// before the first StackNode that uses it; StacksReset does not forget it. The frames of a PyTorch memory
+// snapshot's C++ stacks are such: they have names, not addresses.
+struct NativeFunction {
+  static constexpr Token kToken = Token::NativeFunction;
+  static constexpr std::string_view kName = "native-function";
+  static constexpr std::string_view kNoun = "native function";
+  uint32_t index = 0;
+  std::string_view name;  // as the stack had it (demangled)
+  std::string_view file;  // the source file; empty when unknown
+
+  static void fields(auto& r, auto&& f) {
+    f.implicit("index", r.index);
+    f.str("name", r.name);
+    f.str("file", r.file);
+  }
+  bool operator==(const NativeFunction&) const = default;
+};
+
+// A NativeFunction with its own strings: the function table the reader keeps.
+struct NativeFunctionInfo {
+  std::string name;
+  std::string file;
+
+  static NativeFunctionInfo of(const NativeFunction& f) { return {std::string(f.name), std::string(f.file)}; }
+};
+
 struct ThreadNew {
   static constexpr Token kToken = Token::ThreadNew;
   static constexpr std::string_view kName = "thread-new";
@@ -614,6 +642,23 @@ struct SubFree : Event {
   bool operator==(const SubFree&) const = default;
 };
 
+// The program freed the live block at `address` in `heap`, but its allocator keeps the block until the GPU
+// work that uses it is done (PyTorch's record_stream: a block "active_pending_free"): it is no longer the
+// program's, and not free yet. Its SubFree follows.
+struct SubFreeRequested : Event {
+  static constexpr Token kToken = Token::SubFreeRequested;
+  static constexpr std::string_view kName = "sub-free-requested";
+  static constexpr std::string_view kNoun = "requested free";
+  uint64_t heap = 0;
+  uint64_t address = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.u("heap", r.heap);
+    f.u("address", r.address, As::Address);
+  }
+  bool operator==(const SubFreeRequested&) const = default;
+};
+
 // The block at `address` in `heap` is named `name` (what it holds), until it is freed or named again.
 struct SubName : Event {
   static constexpr Token kToken = Token::SubName;
@@ -628,6 +673,58 @@ struct SubName : Event {
     f.str("name", r.name);
   }
   bool operator==(const SubName&) const = default;
+};
+
+// PyTorch's caching allocator under the tracer (docs/trace-format.md, "PyTorch snapshots"). In a process that
+// uses torch the tracer starts the Python hook python/gpumemtrace/torch_hook.py, which says that it is on
+// (TorchHook) and writes each snapshot it takes next to the trace (TorchSnapshot).
+struct TorchHook : Event {
+  static constexpr Token kToken = Token::TorchHook;
+  static constexpr std::string_view kName = "torch-hook";
+  static constexpr std::string_view kNoun = "PyTorch hook";
+  std::string_view torch_version;  // torch.__version__
+  uint64_t history_entries = 0;    // the allocator events PyTorch's history keeps; 0: the program's own setting
+  uint64_t usr1 = 0;               // format::TorchSignal: what SIGUSR1 does now
+
+  static void fields(auto& r, auto&& f) {
+    f.str("torch_version", r.torch_version);
+    f.u("history_entries", r.history_entries);
+    f.u("usr1", r.usr1);
+  }
+  bool operator==(const TorchHook&) const = default;
+};
+
+// A snapshot of PyTorch's caching allocator (torch.cuda.memory._snapshot(), pickled as _dump_snapshot writes
+// it), written once its file is complete.
+struct TorchSnapshot : Event {
+  static constexpr Token kToken = Token::TorchSnapshot;
+  static constexpr std::string_view kName = "torch-snapshot";
+  static constexpr std::string_view kNoun = "PyTorch snapshot";
+  uint64_t reason = 0;         // format::TorchSnapshotReason
+  uint64_t sequence = 0;       // the n-th snapshot of this reason in this process, from 1
+  uint64_t taken_ns = 0;       // when PyTorch's state was taken, on the clock of event times
+  uint64_t taken_wall_ns = 0;  // the same moment on the wall clock: the clock of the snapshot's time_us
+  std::string_view file;       // the snapshot's file name, in the trace's directory
+  // Out of memory only: what PyTorch told its out-of-memory observers.
+  int32_t device = kNoDevice;
+  uint64_t size = 0;          // the bytes PyTorch asked CUDA for and did not get
+  uint64_t device_total = 0;  // the device's memory, or the limit of set_per_process_memory_fraction
+  uint64_t device_free = 0;   // the free memory CUDA reported
+
+  static void fields(auto& r, auto&& f) {
+    f.u("reason", r.reason);
+    f.u("sequence", r.sequence);
+    f.u("taken_ns", r.taken_ns);
+    f.u("taken_wall", r.taken_wall_ns, As::WallTime);
+    f.str("file", r.file);
+    if (r.reason == static_cast<uint64_t>(format::TorchSnapshotReason::OutOfMemory)) {
+      f.device("device", r.device);
+      f.u("size", r.size, As::Size);
+      f.u("device_total", r.device_total, As::Size);
+      f.u("device_free", r.device_free, As::Size);
+    }
+  }
+  bool operator==(const TorchSnapshot&) const = default;
 };
 
 // The process ended normally. It has a time but is not an event itself.
@@ -668,7 +765,8 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             Free, AllocFailed, FreeFailed, MemMap, MemUnmap, AddressReserve, AddressFree, PoolCreate,
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
-                            SubFree, SubName, PoolThreshold, Source>;
+                            SubFree, SubName, PoolThreshold, Source, TorchHook, TorchSnapshot, NativeFunction,
+                            SubFreeRequested>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

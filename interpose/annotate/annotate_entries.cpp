@@ -1,6 +1,7 @@
 // The entry points include/gpumemtrace/annotate.h and the Python module (python/gpumemtrace) look up by
 // name. Their phases are NVTX's default-domain push/pop ranges: one per-thread stack for both. Their heaps
-// and blocks are the same records as the NVTX memory extension's.
+// and blocks are the same records as the NVTX memory extension's. The PyTorch hook (torch_hook.py) logs and
+// tells the trace what it did through gpumemtrace_log and the gpumemtrace_torch_ entries.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +9,9 @@
 
 #include "interpose/heaps/heap_recorder.h"
 #include "interpose/nvtx/phase_recorder.h"
+#include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
+#include "interpose/torch/torch_hook.h"
 
 using namespace gpumemtrace::interpose;
 
@@ -36,6 +39,26 @@ GMT_EXPORT void gpumemtrace_subfree(uint64_t heap, const void* block) {
 
 GMT_EXPORT void gpumemtrace_suballoc_name(uint64_t heap, const void* block, const char* name) {
   heaps::name(heap, reinterpret_cast<uintptr_t>(block), name ? name : "");
+}
+
+// One line in the tracer's debug log, or on stderr for a warning the user must see.
+GMT_EXPORT void gpumemtrace_log(int warning, const char* message) {
+  if (!message) return;
+  if (warning)
+    warn("%s", message);
+  else
+    debug_log("%s", message);
+}
+
+GMT_EXPORT void gpumemtrace_torch_hook(const char* torch_version, uint64_t history_entries, int usr1) {
+  torch::record_hook_on(torch_version, history_entries, usr1);
+}
+
+GMT_EXPORT void gpumemtrace_torch_snapshot(int reason, uint64_t sequence, const char* file, uint64_t taken_monotonic_ns,
+                                           uint64_t taken_wall_ns, int device, uint64_t size, uint64_t device_total,
+                                           uint64_t device_free) {
+  torch::record_snapshot_written(
+      {reason, sequence, file, taken_monotonic_ns, taken_wall_ns, device, size, device_total, device_free});
 }
 
 // The path of the trace this process writes, copied into `buffer` (`size` bytes, NUL included, cut to fit

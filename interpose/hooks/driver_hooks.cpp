@@ -18,6 +18,7 @@
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
+#include "interpose/torch/torch_hook.h"
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
@@ -68,6 +69,7 @@ void on_alloc(Api driver_api, int device, uint64_t address, uint64_t size, uint6
     state.recorded = true;
   }
   record(trace::Alloc{{}, api, device, address, size, 0, stream, pool});
+  torch::on_allocation();
 }
 
 void on_free(Api driver_api, uint64_t address, uint64_t stream) {

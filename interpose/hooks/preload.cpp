@@ -10,10 +10,12 @@
 #include "interpose/nvtx/nvtx_tool.h"
 #include "interpose/recording/config.h"
 #include "interpose/recording/recorder.h"
+#include "interpose/torch/torch_hook.h"
 
 __attribute__((constructor)) static void gpumemtrace_start() {
   gpumemtrace::interpose::start_recorder();
   gpumemtrace::interpose::nvtx::claim_injection();
+  gpumemtrace::interpose::torch::prepare();
   if (gpumemtrace::interpose::tracer_config().cupti)
     gpumemtrace::interpose::cupti::start(gpumemtrace::interpose::cupti::StartedBy::Environment);
 }

@@ -14,6 +14,7 @@
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
+#include "interpose/torch/torch_hook.h"
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
@@ -114,6 +115,7 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
         return rc;
       }
       record(trace::Alloc{{}, api, device, address, size, 0, stream, pool});
+      torch::on_allocation();
     } else {
       record(trace::AllocFailed{{}, api, device, requested, 0, static_cast<uint64_t>(rc), 0, 0});
       if (rc == cudaErrorMemoryAllocation) sync_trace();

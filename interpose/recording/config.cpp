@@ -37,6 +37,11 @@ Config Config::from_environment() {
   if (const char* value = env("GPUMEMTRACE_DEBUG")) config.debug_log = value;
   config.cupti = env_flag("GPUMEMTRACE_CUPTI", false);
   if (const char* value = env("GPUMEMTRACE_CUPTI_PATH")) config.cupti_path = value;
+  config.torch = env_flag("GPUMEMTRACE_TORCH", true);
+  if (const char* value = env("GPUMEMTRACE_TORCH_ENTRIES")) {
+    long long entries = std::strtoll(value, nullptr, 10);
+    if (entries >= 1 && entries <= (1ll << 31)) config.torch_entries = static_cast<uint64_t>(entries);
+  }
   return config;
 }
 

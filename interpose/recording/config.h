@@ -1,6 +1,7 @@
 // The tracer's settings, read once from GPUMEMTRACE_* environment variables (documented in README.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/output_pattern.h"
@@ -18,6 +19,11 @@ struct Config {
   std::string debug_log;       // GPUMEMTRACE_DEBUG: "1" or "stderr" for stderr, else a file path
   bool cupti = false;          // GPUMEMTRACE_CUPTI=1 adds CUPTI's memory activity (interpose/cupti)
   std::string cupti_path;      // GPUMEMTRACE_CUPTI_PATH: the libcupti.so to load, instead of searching
+  bool torch = true;           // GPUMEMTRACE_TORCH=0: no PyTorch hook (interpose/torch)
+  uint64_t torch_entries = kDefaultTorchEntries;  // GPUMEMTRACE_TORCH_ENTRIES (1..2^31): PyTorch's history length
+
+  // PyTorch's own example of a bounded history: a few hundred bytes to a few KB of host memory per event.
+  static constexpr uint64_t kDefaultTorchEntries = 100000;
 
   static Config from_environment();
 };

@@ -69,11 +69,6 @@ class Recorder {
   const Config& config() const { return config_; }
   bool is_root() const { return getpid() == config_.root_pid; }
 
-  std::string trace_path() {
-    std::lock_guard lock(mutex_);
-    return state_ == State::Off ? std::string() : path_;
-  }
-
   // Runs `write` with the writer ready and this thread's records attributed; the stack is interned first.
   // What needs no lock (the clock, a native stack's hash) is done before taking it; Python frames get
   // their code index under the lock.
@@ -137,6 +132,11 @@ class Recorder {
     ready_locked();
   }
 
+  std::string trace_path() {
+    std::lock_guard lock(mutex_);
+    return state_ == State::Open ? absolute_path_ : std::string();
+  }
+
   void finish() {
     // A vfork child shares our memory: closing the trace there would close the parent's.
     if (getpid() != pid_) return;
@@ -172,6 +172,13 @@ class Recorder {
     }
     debug_log("tracing into %s", path_.c_str());
     state_ = State::Open;
+    // The program may change its directory later; the path is resolved while it is still the one it was.
+    if (char* resolved = realpath(path_.c_str(), nullptr)) {
+      absolute_path_ = resolved;
+      free(resolved);
+    } else {
+      absolute_path_ = path_;
+    }
     source_ = format::CaptureSource::Interposition;
     counters_ = load_counters();
     write_modules_locked();
@@ -335,6 +342,7 @@ class Recorder {
   Config config_;
   long pid_ = 0;  // the process this recorder writes for
   std::string path_;
+  std::string absolute_path_;  // of the open trace
   SpinningMutex mutex_;
   State state_ = State::Off;
   TraceWriter writer_;

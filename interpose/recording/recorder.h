@@ -92,7 +92,7 @@ void record_from(format::CaptureSource source, const CallOrigin& origin, R event
   });
 }
 
-// The trace this process writes, or will write at its first event; empty when it is not traced.
+// The absolute path of this process's trace; empty while it has none (not traced, or nothing recorded yet).
 std::string trace_path();
 
 // Pushes what was written to the disk: after an out-of-memory failure, the process may be about to die.

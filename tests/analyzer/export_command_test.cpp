@@ -292,9 +292,9 @@ TEST_F(ExportKnownWorkload, BadArgumentsAreUsageErrors) {
     EXPECT_EQ(r.err, "gpumemtrace export: " + message + " (see gpumemtrace export --help)\n");
     EXPECT_FALSE(file_exists(out));
   };
-  expect_usage({"-o", out, trace}, "--format is required: one of folded, pprof, perfetto, csv");
-  expect_usage({"--format", "svg", "-o", out, trace}, "--format svg is not one of: folded, pprof, perfetto, csv");
-  expect_usage({"--format", "text", "-o", out, trace}, "--format text is not one of: folded, pprof, perfetto, csv");
+  expect_usage({"-o", out, trace}, "--format is required: one of folded, pprof, perfetto, csv, memory-viz");
+  expect_usage({"--format", "svg", "-o", out, trace}, "--format svg is not one of: folded, pprof, perfetto, csv, memory-viz");
+  expect_usage({"--format", "text", "-o", out, trace}, "--format text is not one of: folded, pprof, perfetto, csv, memory-viz");
   expect_usage({"--format", "csv", trace}, "-o FILE is required: where to write the csv");
   expect_usage({"--format", "csv", "--what", "peak", "-o", out, trace}, "--what is for folded and pprof, not csv");
   expect_usage({"--format", "folded", "--what", "most", "-o", out, trace},

@@ -124,9 +124,12 @@ TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
 
   // The first click: the moment of the clicked slices, holding the most the analyzer's timeline drew there.
   const nlohmann::json& early = seen["clicks"][0];
-  uint64_t from = early["start_ns"], to = early["end_ns"];
-  ASSERT_LE(from, early_ns);
-  ASSERT_LT(early_ns, to);
+  // A click lands on a whole pixel: the page takes it for a time within a pixel of the one asked for, and
+  // shows the moment that holds that time.
+  uint64_t from = early["start_ns"], to = early["end_ns"], clicked = early["clicked_ns"];
+  EXPECT_NEAR(static_cast<double>(clicked), static_cast<double>(early_ns), early["ns_per_pixel"].get<double>());
+  ASSERT_LE(from, clicked);
+  ASSERT_LT(clicked, to);
   uint64_t most = 0;
   for (size_t i = (from - start) / window; i < slices.size() && start + i * window < to; ++i) most = std::max(most, slices[i]);
   EXPECT_EQ(early["live_bytes"], most);
@@ -135,7 +138,7 @@ TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
   for (const nlohmann::json& row : early["rows"]) listed += row["bytes"].get<uint64_t>();
   EXPECT_EQ(listed, most);
 
-  // The second click, on the peak: the analyzer's peak and the three stacks live then.
+  // The second click, on the peak's mark: the analyzer's peak and the three stacks live then.
   const nlohmann::json& peak = seen["clicks"][1];
   EXPECT_EQ(peak["moment_ns"], peak_ns);
   EXPECT_EQ(peak["live_bytes"], peak_bytes);

@@ -57,8 +57,9 @@ class SummaryJson : public testing::Test {
 };
 
 TEST_F(SummaryJson, HasTheContractsMembersInOrder) {
-  EXPECT_EQ(keys_of(json_), (std::vector<std::string>{"trace", "devices", "managed", "host_pinned", "peak", "leaks",
-                                                      "growth", "ooms", "fragmentation"}));
+  EXPECT_EQ(keys_of(json_), (std::vector<std::string>{"trace", "view", "devices", "managed", "host_pinned", "peak",
+                                                      "leaks", "growth", "growth_windows", "ooms", "fragmentation"}));
+  EXPECT_EQ(json_["view"], "reserved");  // no heaps: both views are the same
   EXPECT_EQ(json_["trace"], (Json{{"path", path_}, {"pid", 4242}, {"command", "python3 train.py"}, {"complete", true},
                                   {"events", 7}}));
 }
@@ -120,8 +121,9 @@ TEST_F(SummaryJson, GivesEachOutOfMemoryFailureItsVerdictFindingAndRemedy) {
 TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
   ASSERT_EQ(json_["fragmentation"].size(), 1u);
   const Json& device = json_["fragmentation"][0];
-  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures", "heaps"}));
+  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures", "heaps", "heap_totals"}));
   EXPECT_EQ(device["heaps"], Json::array());
+  EXPECT_TRUE(device["heap_totals"].is_null());
   EXPECT_EQ(device["device"], 0);
   EXPECT_EQ(device["pools"], Json::array());
   EXPECT_EQ(device["vmm"]["physical_bytes"], 0);

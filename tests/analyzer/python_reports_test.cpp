@@ -21,14 +21,14 @@ using Json = nlohmann::json;
 // The line of the example that holds `text`.
 uint32_t example_line(const std::string& text) { return line_containing(PYTHON_TRAIN_LOOP, text); }
 
-class PythonReports : public testing::TestWithParam<unsigned> {
+class PythonReports : public InstalledPythonTest {
  protected:
   void SetUp() override {
-    auto interpreter = find_python_interpreter(GetParam());
-    if (!interpreter)
-      GTEST_SKIP() << "CPython 3." << GetParam() << " is not installed (looked for " << python_search_places(GetParam())
-                   << ")";
-    run_ = run_traced(interpreter->executable, {"-B", PYTHON_TRAIN_LOOP, "--steps", "20"});
+    InstalledPythonTest::SetUp();
+    if (IsSkipped()) return;
+    // With the tool's module on the path, each step is a phase: growth's windows are the steps.
+    run_ = run_traced(interpreter_->executable, {"-B", PYTHON_TRAIN_LOOP, "--steps", "20"},
+                      {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
     ASSERT_EQ(run_.result.exit_code, 0) << run_.result.out << run_.result.err;
   }
   ProcessResult report(std::vector<std::string> args) {
@@ -49,8 +49,13 @@ TEST_P(PythonReports, GrowthFindsTheAccumulatingListByItsPythonFrames) {
   ASSERT_EQ(growth.exit_code, 0) << growth.err;
   Json json = Json::parse(growth.out);
   ASSERT_EQ(json["growth"].size(), 1u) << growth.out;  // the losses; not the activations freed every step
+  EXPECT_EQ(json["growth_windows"]["phase"], "step");
+  EXPECT_EQ(json["growth_windows"]["instances"], 20);
+  EXPECT_EQ(json["growth_windows"]["windows"], 10);
   const Json& entry = json["growth"][0];
-  EXPECT_EQ(entry["bytes"], 20u << 20);
+  // 10 windows of 2 steps; the floor of the last (steps 19 and 20) is the 18 losses kept before step 19.
+  EXPECT_EQ(entry["bytes"], 18u << 20);
+  EXPECT_EQ(entry["windows"], 9);
   std::vector<Json> python;
   for (const Json& frame : entry["stack"])
     if (frame["kind"] == "python") python.push_back(frame);
@@ -91,8 +96,7 @@ TEST_P(PythonReports, LeaksNameThePythonFunctionsThatAllocated) {
       << leaks.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Interpreters, PythonReports, testing::Values(10u, 11u, 12u, 13u),
-                         [](const testing::TestParamInfo<unsigned>& info) { return "py3_" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Interpreters, PythonReports, testing::Values(10u, 11u, 12u, 13u), python_minor_name);
 
 }  // namespace
 }  // namespace gpumemtrace::test

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "analyzer/sources/analysis.h"
 #include "tests/support/traced_run.h"
@@ -108,6 +109,47 @@ TEST_F(TrainLoop, TheCacheSegmentsAreNamedHeapsWithTheirPeaks) {
   EXPECT_EQ(heaps[2]["peak_allocated_bytes"], 12 * kMiB);
 }
 
+// The used view (the default: the cache reports heaps) counts the cache's blocks, not its segments. The peak
+// is in the last validation (step 20): parameters 32 + optimizer state 64 + validation's 8 activations of 4,
+// and 20 losses; as the driver saw it the segments (42) count instead of the blocks, and the peak comes
+// with the 20th loss, before that validation. Were a segment counted between its cudaMalloc and its heap,
+// validation #1 would reach 96 + 20 in heap 1 + the new 20 MiB segment + 5 losses, above that peak.
+TEST_F(TrainLoop, TheUsedViewCountsTheCacheBlocksNotItsSegments) {
+  nlohmann::json summary = report_of("summary", run_->trace);
+  EXPECT_EQ(summary["view"], "used");
+  const nlohmann::json& device = summary["devices"].at(0);
+  EXPECT_EQ(device["peak_bytes"], 128 * kMiB + 20 * kLoss);
+  EXPECT_EQ(device["reserved"]["peak_bytes"], 138 * kMiB + 20 * kLoss);
+
+  nlohmann::json peak = report_of("peak", run_->trace);
+  bool activations = false;
+  for (const nlohmann::json& site : peak["peak"]) {
+    EXPECT_FALSE(stack_has(site, "new_segment")) << site.dump();
+    if (stack_has(site, "cached_alloc") && stack_has(site, "evaluate")) {
+      activations = true;
+      EXPECT_EQ(site["bytes"], 32 * kMiB);
+      EXPECT_EQ(site["allocations"], 8);
+    }
+  }
+  EXPECT_TRUE(activations) << peak["peak"].dump();
+}
+
+// Growth's windows are the 20 instances of `forward` (the first entered of the three top-level phases with
+// 20), two per window: window k starts with the 2k losses of the steps before.
+TEST_F(TrainLoop, GrowthFollowsTheForwardPhaseAndFindsTheLosses) {
+  nlohmann::json growth = report_of("growth", run_->trace);
+  EXPECT_EQ(growth["view"], "used");
+  EXPECT_EQ(growth["growth_windows"], nlohmann::json::parse(R"({"phase": "forward", "instances": 20, "windows": 10})"));
+  ASSERT_EQ(growth["growth"].size(), 1u) << growth.dump();
+  const nlohmann::json& losses = growth["growth"][0];
+  EXPECT_TRUE(stack_has(losses, "accumulate_loss")) << losses.dump();
+  EXPECT_EQ(losses["bytes"], 18 * kLoss);
+  EXPECT_EQ(losses["windows"], 9);
+  std::vector<uint64_t> floors;
+  for (uint64_t k = 0; k < 10; ++k) floors.push_back(2 * k * kLoss);
+  EXPECT_EQ(losses["floors"], nlohmann::json(floors));
+}
+
 // --fragment --layers 2 on a 64 MiB device. Sequence lengths of 16, 24, 32 tokens make activations of 2, 3
 // and 4 MiB; each step keeps the last layer's. In the 20 MiB segment (heap 1), after
 //   step 1: free [0,2)  kept [2,4)  free [4,20)
@@ -157,6 +199,32 @@ TEST_F(TrainLoopFragmenting, TheHeapsAtTheFailure) {
   EXPECT_EQ(analysis.replay->heaps().block(heap.id, heap.base + 2 * kMiB)->name, "activations");
   EXPECT_EQ(analysis.replay->heaps().block(heap.id, heap.base + 2 * kMiB)->size, 2 * kMiB);
   EXPECT_EQ(analysis.replay->heaps().block(heap.id, heap.base + 10 * kMiB)->name, "activations");
+}
+
+// What the cache held at exit: in the used view its blocks (the 2 and 3 MiB activations kept by steps 1 and
+// 2, step 3's 4 and 4 in flight), by the stack that asked for them; as the driver saw it, its segment.
+TEST_F(TrainLoopFragmenting, TheUsedViewsLeaksAreTheBlocksNotTheSegments) {
+  nlohmann::json leaks = report_of("leaks", run_->trace);
+  EXPECT_EQ(leaks["view"], "used");
+  bool blocks = false;
+  for (const nlohmann::json& site : leaks["leaks"]) {
+    EXPECT_FALSE(stack_has(site, "new_segment")) << site.dump();
+    if (stack_has(site, "cached_alloc")) {
+      blocks = true;
+      EXPECT_TRUE(stack_has(site, "forward")) << site.dump();
+      EXPECT_EQ(site["bytes"], 13 * kMiB);
+      EXPECT_EQ(site["allocations"], 4);
+    }
+  }
+  EXPECT_TRUE(blocks) << leaks.dump();
+
+  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "leaks", "--json", "--view", "reserved", run_->trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json reserved = nlohmann::json::parse(r.out);
+  EXPECT_EQ(reserved["view"], "reserved");
+  const nlohmann::json& segment = reserved["leaks"].at(0);
+  EXPECT_TRUE(stack_has(segment, "new_segment")) << segment.dump();
+  EXPECT_EQ(segment["bytes"], 20 * kMiB);
 }
 
 TEST_F(TrainLoopFragmenting, TheVerdictIsFragmentation) {

@@ -10,8 +10,10 @@ build="$(cd "${1:-$root/build}" && pwd)"
 traces="$root/tests/fuzz/corpus/fuzz_trace_reader"
 tables="$root/tests/fuzz/corpus/fuzz_unwind_tables"
 baselines="$root/tests/fuzz/corpus/fuzz_baseline"
-mkdir -p "$traces" "$tables" "$baselines"
-find "$traces" "$tables" "$baselines" -type f ! -name 'regression-*' ! -name 'hand-*' -delete
+snapshots="$root/tests/fuzz/corpus/fuzz_snapshot_reader"
+mkdir -p "$traces" "$tables" "$baselines" "$snapshots"
+# The inputs of fixed defects (regression-*) and the hand-made ones (hand-*) stay.
+find "$traces" "$tables" "$baselines" "$snapshots" -type f ! -name 'regression-*' ! -name 'hand-*' -delete
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -57,4 +59,34 @@ mkdir "$work/ranks"
 cp "$traces/fork" "$traces/fork.child" "$work/ranks/"
 "$build/bin/gpumemtrace" baseline -o "$baselines/fork.directory" "$work/ranks" >/dev/null 2>&1
 cp "$root/examples/ci/train_loop.baseline.json" "$baselines/example-train_loop"
-echo "corpus: $(ls "$traces" | wc -l) traces, $(ls "$tables" | wc -l) unwind tables, $(ls "$baselines" | wc -l) baselines"
+# Small PyTorch snapshots: part of a real one (tests/data/pytorch-snapshots), a hand-made one with every
+# action, the legacy form; each whole and cut.
+python3 - "$root/tests/data/pytorch-snapshots/silmont_mem_snapshot.pickle" "$snapshots" <<'PY'
+import pickle, sys
+real = pickle.load(open(sys.argv[1], 'rb'))
+real['segments'] = real['segments'][:2]
+real['device_traces'] = [real['device_traces'][0][:12]]
+frames = [{'filename': 'train.py', 'line': 7, 'name': 'step'}, {'filename': '??', 'line': 0, 'name': 'at::empty'}]
+def entry(action, addr, size, t, **more):
+    return dict(action=action, addr=addr, size=size, stream=0, time_us=1000 + t, frames=frames, **more)
+made = {'segments': [{'device': 0, 'address': 1 << 20, 'total_size': 4 << 20, 'stream': 0, 'segment_type': 'large',
+                      'is_expandable': True, 'frames': frames, 'blocks': [
+                          {'address': 1 << 20, 'size': 1 << 20, 'requested_size': 1000, 'state': 'active_allocated', 'frames': frames},
+                          {'address': 2 << 20, 'size': 1 << 20, 'requested_size': 2000, 'state': 'active_pending_free', 'frames': []},
+                          {'address': 3 << 20, 'size': 2 << 20, 'requested_size': 0, 'state': 'inactive', 'frames': []}]}],
+        'device_traces': [[entry('segment_map', 1 << 20, 2 << 20, 1), entry('alloc', 1 << 20, 1000, 2),
+                           entry('segment_map', 3 << 20, 2 << 20, 3), entry('alloc', 2 << 20, 2000, 4),
+                           entry('free_requested', 2 << 20, 2000, 5), entry('segment_unmap', 5 << 20, 1 << 20, 6),
+                           {'action': 'oom', 'device_free': 5, 'size': 1 << 30, 'stream': 0, 'time_us': 1007},
+                           entry('snapshot', 0, 0, 8)]]}
+legacy = [{'device': 0, 'address': 1 << 30, 'total_size': 4096, 'allocated_size': 512, 'stream': 0,
+           'segment_type': 'small', 'blocks': [
+               {'size': 512, 'requested_size': 500, 'state': 'active_allocated',
+                'history': [{'addr': 1 << 30, 'real_size': 500, 'frames': frames}]},
+               {'size': 3584, 'requested_size': 0, 'state': 'inactive', 'history': []}]}]
+for name, value in (('real', real), ('made', made), ('legacy', legacy)):
+    data = pickle.dumps(value, protocol=4)
+    for suffix, part in (('', data), ('.cut2', data[:len(data) // 2]), ('.cut3', data[:len(data) * 2 // 3])):
+        open(f'{sys.argv[2]}/{name}{suffix}', 'wb').write(part)
+PY
+echo "corpus: $(ls "$traces" | wc -l) traces, $(ls "$snapshots" | wc -l) snapshots, $(ls "$tables" | wc -l) unwind tables, $(ls "$baselines" | wc -l) baselines"

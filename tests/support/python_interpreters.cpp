@@ -62,4 +62,15 @@ std::string python_search_places(unsigned minor) {
          ", /usr/local/bin/python3." + m;
 }
 
+void InstalledPythonTest::SetUp() {
+  interpreter_ = find_python_interpreter(GetParam());
+  if (!interpreter_)
+    GTEST_SKIP() << "CPython 3." << GetParam() << " is not installed (looked for " << python_search_places(GetParam())
+                 << ")";
+}
+
+std::string python_minor_name(const testing::TestParamInfo<unsigned>& info) {
+  return "py3_" + std::to_string(info.param);
+}
+
 }  // namespace gpumemtrace::test

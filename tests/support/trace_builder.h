@@ -18,10 +18,8 @@ class TraceBuilder {
   using Token = format::Token;
   using Api = format::Api;
 
-  explicit TraceBuilder(uint32_t version = format::kVersion) {
-    bytes_.assign(format::kMagic, format::kMagic + sizeof format::kMagic);
-    for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<uint8_t>(version >> (8 * i)));
-    bytes_.resize(format::kHeaderSize, 0);
+  explicit TraceBuilder(uint32_t version = format::kVersion) : bytes_(format::kHeaderSize) {
+    format::put_header(bytes_.data(), version);
   }
 
   const std::vector<uint8_t>& bytes() const { return bytes_; }

@@ -60,7 +60,7 @@ TEST(ReaderValidation, IncompleteHeader) {
 
 TEST(ReaderValidation, UnknownTokensAreCorrupt) {
   for (uint8_t token :
-       {uint8_t{0x18}, uint8_t{0x3f}, uint8_t{0x40 | 29}, uint8_t{0x7f}, uint8_t{0xc0}, uint8_t{0xff}}) {
+       {uint8_t{0x1a}, uint8_t{0x3f}, uint8_t{0x40 | 29}, uint8_t{0x7f}, uint8_t{0xc0}, uint8_t{0xff}}) {
     TraceBuilder b;
     b.alloc(Api::cudaMalloc, 0, 0x1000, 1, 0, 1);
     size_t offset = b.size();
@@ -142,6 +142,17 @@ TEST(ReaderValidation, PythonFramesOfUndefinedCodesAndUnknownMarkersAreCorrupt) 
   TraceBuilder before;  // a code is defined only from its record on
   before.stack_node(0, format::python_frame(0, 3)).python_code("a.py", "f", 1);
   EXPECT_EQ(read_error(before.bytes()), corrupt_at(16, "stack node refers to undefined Python code 0"));
+}
+
+TEST(ReaderValidation, NamedFramesOfUndefinedFunctionsAreCorrupt) {
+  TraceBuilder undefined;
+  undefined.record(trace::NativeFunction{0, "f", "a.cpp"}).stack_node(0, format::named_frame(0, 3));
+  size_t offset = undefined.size();
+  undefined.stack_node(1, format::named_frame(1, 0));
+  EXPECT_EQ(read_error(undefined.bytes()), corrupt_at(offset, "stack node refers to undefined native function 1"));
+  TraceBuilder before;  // a function is defined only from its record on
+  before.stack_node(0, format::named_frame(0, 3)).record(trace::NativeFunction{0, "f", "a.cpp"});
+  EXPECT_EQ(read_error(before.bytes()), corrupt_at(16, "stack node refers to undefined native function 0"));
 }
 
 TEST(ReaderValidation, UndefinedThreadsAreCorrupt) {

@@ -305,10 +305,21 @@ bool Reader::apply(StackNode& out, const uint8_t* start) {
   if (format::is_python_frame(out.ip)) {
     if (format::python_code_of(out.ip) >= python_codes_.size())
       return reject(start, fmt::format("stack node refers to undefined Python code {}", format::python_code_of(out.ip)));
+  } else if (format::is_named_frame(out.ip)) {
+    if (format::native_function_of(out.ip) >= native_functions_.size())
+      return reject(start,
+                    fmt::format("stack node refers to undefined native function {}", format::native_function_of(out.ip)));
   } else if (format::is_tagged_frame(out.ip) && out.ip != format::kTruncatedFrame) {
     return reject(start, fmt::format("stack node with unknown frame marker {:#x}", out.ip));
   }
   out.id = stacks_.add(out.parent, out.ip);
+  return true;
+}
+
+bool Reader::apply(NativeFunction& out, const uint8_t* start) {
+  if (native_functions_.size() == format::kNativeFunctions) return reject(start, "too many native functions");
+  out.index = static_cast<uint32_t>(native_functions_.size());
+  native_functions_.push_back(NativeFunctionInfo::of(out));
   return true;
 }
 

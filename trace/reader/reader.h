@@ -6,8 +6,8 @@
 //   }
 //   reader.status();                            // Complete, Truncated (at stop_offset()) or Corrupt (error())
 //
-// It keeps the state the records build up: the stack trie, the module set, the Python code table, the
-// thread table and the process. These reflect every record returned so far, except that StacksReset and ModulesBegin take
+// It keeps the state the records build up: the stack trie, the module set, the Python code table, the native
+// function table, the thread table and the process. These reflect every record returned so far, except that StacksReset and ModulesBegin take
 // effect when the next record is read, so a caller can still resolve the old stacks and modules when it
 // sees them. Decoding allocates nothing per Alloc/Free record.
 #pragma once
@@ -64,6 +64,8 @@ class Reader {
   // The PythonCode records so far, by index: what the Python frames of the stack trie refer to
   // (format::python_code_of). Never reset.
   const std::vector<PythonCodeInfo>& python_codes() const { return python_codes_; }
+  // The NativeFunction records so far, by index: what the named frames refer to (format::native_function_of).
+  const std::vector<NativeFunctionInfo>& native_functions() const { return native_functions_; }
   const ThreadTable& threads() const { return threads_; }
   const Process* process() const { return has_process_ ? &process_ : nullptr; }  // the last one read
 
@@ -90,6 +92,7 @@ class Reader {
   bool apply(StacksReset& out, const uint8_t* start);
   bool apply(StackNode& out, const uint8_t* start);
   bool apply(PythonCode& out, const uint8_t* start);
+  bool apply(NativeFunction& out, const uint8_t* start);
   bool apply(ThreadNew& out, const uint8_t* start);
   bool apply(ThreadSwitch& out, const uint8_t* start);
   bool apply(End& out, const uint8_t* start);
@@ -128,6 +131,7 @@ class Reader {
   StackTrie stacks_;
   ModuleSet modules_;
   std::vector<PythonCodeInfo> python_codes_;
+  std::vector<NativeFunctionInfo> native_functions_;
   ThreadTable threads_;
   Process process_;
   std::vector<std::string_view> argv_;     // the argv of process_

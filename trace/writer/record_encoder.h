@@ -77,6 +77,7 @@ class RecordEncoder {
     uint8_t* p;
     void varint(uint64_t value) { p = format::put_varint(p, value); }
     void bytes(std::string_view text) {
+      if (text.empty()) return;  // an empty view may have no data: memcpy must not see its null pointer
       std::memcpy(p, text.data(), text.size());
       p += text.size();
     }

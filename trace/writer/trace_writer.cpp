@@ -2,8 +2,6 @@
 
 #include <time.h>
 
-#include <cstring>
-
 namespace gpumemtrace::writer {
 
 uint64_t monotonic_ns() {
@@ -14,13 +12,9 @@ uint64_t monotonic_ns() {
 
 bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   if (!sink_.open(path)) return false;
-  uint8_t* header = sink_.reserve(format::kHeaderSize);
-  std::memcpy(header, format::kMagic, sizeof format::kMagic);
-  uint32_t version = format::kVersion;  // little endian on every platform we build for
-  std::memcpy(header + 8, &version, sizeof version);
-  std::memset(header + 12, 0, 4);
+  format::put_header(sink_.reserve(format::kHeaderSize));
   sink_.commit(format::kHeaderSize);
-  last_time_ns_ = monotonic_ns();
+  start_ns_ = last_time_ns_ = monotonic_ns();
   encoder_.restart();
   events_ = 0;
 

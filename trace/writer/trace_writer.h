@@ -59,6 +59,9 @@ class TraceWriter {
   // the writer reads the clock itself). A time before the last Time record written counts as that one.
   void set_event_time(uint64_t now_ns) { event_time_ns_ = now_ns; }
 
+  // A CLOCK_MONOTONIC time (monotonic_ns) on the clock of the trace's events: ns since the trace started.
+  uint64_t trace_time(uint64_t monotonic) const { return monotonic > start_ns_ ? monotonic - start_ns_ : 0; }
+
   uint64_t events() const { return events_; }
   uint64_t bytes() const { return sink_.size(); }
 
@@ -83,6 +86,7 @@ class TraceWriter {
   MappedFileSink sink_;
   SinkOut out_{sink_};
   RecordEncoder encoder_;
+  uint64_t start_ns_ = 0;      // the trace's time 0
   uint64_t last_time_ns_ = 0;  // the time the reader will have reached
   uint64_t event_time_ns_ = 0;
   uint64_t events_ = 0;

@@ -143,7 +143,7 @@ function timelines() {
   if (!timeline || !timeline.series || timeline.series.length === 0) return;
   const section = el('section', { id: 'timelines' }, el('h2', {}, 'Live memory over time'),
     el('p', { class: 'help' }, 'The most that was live in each slice of time. Drag to zoom, double-click to zoom out, ' +
-      'click to see what was live then. Marks: ▼ the peak, red lines out-of-memory failures, bands the phases.'));
+      'click to see what was live then. Marks: ▼ the peak (a click on it shows the peak), red lines out-of-memory failures, bands the phases.'));
   app.append(section);
   const phases = phaseInstances();
   const width = Math.max(400, app.clientWidth - 20);
@@ -198,10 +198,13 @@ function timelines() {
     chart.over.addEventListener('mouseup', (e) => {
       if (down === null || Math.abs(e.clientX - down) > 3) return;  // a drag zooms, a click picks
       const rect = chart.over.getBoundingClientRect();
-      const t = chart.posToVal(e.clientX - rect.left, 'x') * 1e9;
+      const x = e.clientX - rect.left;
+      // A click on the peak's mark shows the peak: it may lie less than a pixel past the start of a slice.
+      const peakX = s.peak_time_ns === undefined ? null : chart.valToPos(s.peak_time_ns / 1e9, 'x');
+      const t = peakX !== null && Math.abs(x - peakX) <= 3 ? s.peak_time_ns : chart.posToVal(x, 'x') * 1e9;
       const account = momentsOf(series);
       const moment = account && momentAt(account, t);
-      if (moment) showMoment(account, moment);
+      if (moment) showMoment(account, moment, t);
     });
   }
 }
@@ -218,8 +221,9 @@ function momentStacks() {
   return (report.moments && report.moments.stacks) || {};
 }
 
-function showMoment(account, moment) {
-  view.selected = { account, moment };
+// clickedNs: the time the click on the timeline stood for, if a click chose the moment.
+function showMoment(account, moment, clickedNs = null) {
+  view.selected = { account, moment, clickedNs };
   redrawCharts();
   const panel = document.getElementById('liveset');
   panel.setAttribute('data-live-bytes', String(moment.live_bytes));

@@ -8,6 +8,7 @@
 //     --width N, --height N  the window's size in CSS pixels (default 1280 x 900)
 //
 // Output: {"open_ms", "console_errors": [...], "timelines", "flame_frames", "clicks": [{"time_ns",
+// "ns_per_pixel", "clicked_ns" (the time the page took the click for: within a pixel of time_ns),
 // "live_bytes", "moment_ns", "start_ns", "end_ns", "rows": [{"bytes", "allocations", "where"}],
 // "flame_names": [...]}]}. Exit status 0 when the page was opened, 1 on bad arguments, 2 when the
 // browser failed.
@@ -48,6 +49,7 @@ async function liveSet(page) {
     const selected = window.gpumemtrace.selected;
     return {
       live_bytes: Number(panel.getAttribute('data-live-bytes')),
+      clicked_ns: selected ? selected.clickedNs : null,
       moment_ns: selected ? selected.moment.time_ns : null,
       start_ns: selected ? selected.moment.start_ns : null,
       end_ns: selected ? selected.moment.end_ns : null,
@@ -95,10 +97,11 @@ async function main() {
       const point = await page.evaluate((t) => {
         const chart = window.gpumemtrace.charts[0];
         const rect = chart.over.getBoundingClientRect();
-        return { x: rect.left + chart.valToPos(t / 1e9, 'x'), y: rect.top + rect.height / 2 };
+        const nsPerPixel = (chart.posToVal(1, 'x') - chart.posToVal(0, 'x')) * 1e9;
+        return { x: rect.left + chart.valToPos(t / 1e9, 'x'), y: rect.top + rect.height / 2, nsPerPixel };
       }, timeNs);
       await page.mouse.click(point.x, point.y);
-      result.clicks.push({ time_ns: timeNs, ...(await liveSet(page)) });
+      result.clicks.push({ time_ns: timeNs, ns_per_pixel: point.nsPerPixel, ...(await liveSet(page)) });
     }
     if (options.screenshot) await page.screenshot({ path: options.screenshot, fullPage: options.fullPage });
     result.console_errors = consoleErrors;

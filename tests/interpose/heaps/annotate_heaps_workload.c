@@ -2,10 +2,13 @@
  * sizes rounded up to 512 bytes, first fit, and says so through gmt_heap_create/gmt_suballoc/gmt_subfree (and names a block).
  * With the argument "oom" (run on a 4 MiB simulated device), it then asks the device for 3 MiB while the
  * segment holds two blocks: more than the device has free, less than that plus the segment's free gaps,
- * more than its largest gap. Prints what it did, which must be the same with and without the tracer. */
+ * more than its largest gap. Prints what it did, which must be the same with and without the tracer.
+ * After the first free it pauses 2 ms: the moment the tests ask the analyzer's figures at (fragmentation --at),
+ * which no later record shares (the trace's clock counts microseconds). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpumemtrace/annotate.h"
 
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
   void* b = cache_alloc(3000);  /* [1024, 4096) */
   void* c = cache_alloc(512);   /* [4096, 4608) */
   cache_free(b);
+  nanosleep(&(struct timespec){0, 2000000}, NULL);
   if (argc > 1 && strcmp(argv[1], "oom") == 0) { /* blocks [0, 1024) and [4096, 4608) are live */
     void* large = NULL;
     printf("large %d\n", (int)cudaMalloc(&large, 3u << 20));

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "tests/support/source_lines.h"
 #include "tests/support/traced_run.h"
 #include "trace/reader/reader.h"
 
@@ -145,6 +146,50 @@ TEST(Heaps, FromNvtxAnOomThatTheCacheWouldHoldButNoBlockIsFragmentation) {
 
 TEST(Heaps, WithoutTheTracerCNothingChanges) { expect_unchanged("capture_prog_annotate_heaps"); }
 
+// The time of the `nth` record of type R in a trace (from 1).
+template <typename R>
+uint64_t time_of(const std::string& trace, int nth) {
+  trace::Reader reader(trace);
+  while (const trace::Record* record = reader.next())
+    if (const R* r = std::get_if<R>(record); r && --nth == 0) return r->time_ns;
+  ADD_FAILURE() << "no such record";
+  return 0;
+}
+
+// A live 2 MiB heap's figures, as `fragmentation --json` gives them.
+struct HeapFigures {
+  uint64_t allocated, blocks, internal, external, largest_free, peak;
+};
+
+// `gpumemtrace fragmentation --json --to TIME`: the first heap of device 0 then is live and has `expected`.
+void expect_heap_at(const std::string& trace, uint64_t time_ns, const HeapFigures& expected) {
+  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "fragmentation", "--json", "--to", std::to_string(time_ns), trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["at_ns"], time_ns);
+  const nlohmann::json& heap = json["devices"].at(0)["heaps"].at(0);
+  EXPECT_EQ(heap["destroyed"], false);
+  EXPECT_EQ(heap["reserved_bytes"], 2 << 20);
+  EXPECT_EQ(heap["allocated_bytes"], expected.allocated);
+  EXPECT_EQ(heap["blocks"], expected.blocks);
+  EXPECT_EQ(heap["internal_bytes"], expected.internal);
+  EXPECT_EQ(heap["external_bytes"], expected.external);
+  EXPECT_EQ(heap["largest_free_block_bytes"], expected.largest_free);
+  EXPECT_NEAR(heap["fragmentation"].get<double>(), 1.0 - double(expected.largest_free) / double(expected.external),
+              1e-4);  // 4 digits in JSON
+  EXPECT_EQ(heap["peak_allocated_bytes"], expected.peak);
+}
+
+// At the pause after the first free the C allocator's heap holds [0, 1024) (1000 asked) and [4096, 4608)
+// (512 asked): the free gaps are [1024, 4096) and [4608, 2 MiB).
+TEST(Heaps, FromCTheFiguresAtAChosenMoment) {
+  TracedRun run = run_traced("capture_prog_annotate_heaps");
+  heaps_of(run, "blocks 0 4096 1024 reused 1 0\n");
+  expect_heap_at(run.trace, time_of<trace::SubFree>(run.trace, 1),
+                 {.allocated = 1512, .blocks = 2, .internal = 24, .external = 3072 + 2092544, .largest_free = 2092544,
+                  .peak = 4512});
+}
+
 TEST(Heaps, FromNvtxMemoryExtension) {
   HeapTrace t = heaps_of(run_traced("capture_prog_nvtx_mem"), "done\n");
   uint64_t s = t.segment;
@@ -184,6 +229,16 @@ TEST(Heaps, DumpShowsTheNameOfARegion) {
 
 TEST(Heaps, WithoutTheTracerNvtxNothingChanges) { expect_unchanged("capture_prog_nvtx_mem"); }
 
+// At the pause after the fourth region (the resized first block and [4096, 4608)) the NVTX heap holds
+// [0, 512) and [4096, 4608); regions say no reserved size, so nothing is internal waste.
+TEST(Heaps, FromNvtxTheFiguresAtAChosenMoment) {
+  TracedRun run = run_traced("capture_prog_nvtx_mem");
+  heaps_of(run, "done\n");
+  expect_heap_at(run.trace, time_of<trace::SubAlloc>(run.trace, 4),
+                 {.allocated = 1024, .blocks = 2, .internal = 0, .external = 3584 + 2092544, .largest_free = 2092544,
+                  .peak = 4096});
+}
+
 std::vector<std::string> python_command() {
   return {GMT_PYTHON3, GMT_HEAPS_SCRIPT, sim_dir() + "/libcudart.so.13"};
 }
@@ -206,6 +261,31 @@ TEST(Heaps, FromPython) {
   };
   EXPECT_EQ(t.records, expected);
   for (uint32_t stack : t.suballoc_stacks) EXPECT_NE(stack, 0u);
+}
+
+// In the used view the blocks are the program's memory, with their Python stacks: both blocks live at once
+// (700 + 512 bytes), the largest asked for on the script's line that hands it out.
+TEST(Heaps, FromPythonTheUsedViewHasTheBlocksPythonFrames) {
+  if (std::string(GMT_PYTHON3).empty()) GTEST_SKIP() << "no /usr/bin/python3";
+  std::vector<std::string> command = python_command();
+  TracedRun run =
+      run_traced(command[0], {command.begin() + 1, command.end()}, {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "peak", "--json", run.trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json peak = nlohmann::json::parse(r.out);
+  EXPECT_EQ(peak["view"], "used");
+  EXPECT_EQ(peak["devices"].at(0)["peak_bytes"], 700 + 512);
+  ASSERT_EQ(peak["peak"].size(), 2u) << r.out;
+  const nlohmann::json& largest = peak["peak"].at(0);
+  EXPECT_EQ(largest["bytes"], 700);
+  std::vector<nlohmann::json> python;
+  for (const nlohmann::json& frame : largest["stack"])
+    if (frame["kind"] == "python") python.push_back(frame);
+  ASSERT_EQ(python.size(), 2u) << largest["stack"].dump(1);
+  EXPECT_EQ(python[0]["function"], "suballoc");  // the module's own call, which text leaves out
+  EXPECT_TRUE(python[1]["file"].get<std::string>().ends_with("annotate_heaps.py")) << python[1].dump();
+  EXPECT_EQ(python[1]["line"], line_containing(GMT_HEAPS_SCRIPT, "gpumemtrace.suballoc(heap, base, 700"));
 }
 
 TEST(Heaps, WithoutTheTracerPythonNothingChanges) {

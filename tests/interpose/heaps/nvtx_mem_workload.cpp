@@ -3,13 +3,17 @@
 // pointer, a region of no heap, then the heap reset and unregistered. Heaps.FromNvtxMemoryExtension (heaps_test.cpp) has
 // the records it must give. With the argument "oom" (on a 4 MiB simulated device), it asks the device for
 // 3 MiB while the heap holds one block [0, 1024): more than is free, less than that plus the heap's free
-// gap, more than the gap. Prints what it did, which must be the same with and without the tracer.
+// gap, more than the gap. Prints what it did, which must be the same with and without the tracer. Once the
+// heap holds [0, 512) and [4096, 4608) it pauses 2 ms: the moment the tests ask the analyzer's figures at
+// (fragmentation --at), which no later record shares (the trace's clock counts microseconds).
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "tests/support/program_check.h"
 
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
 
   nvtxMemVirtualRangeDesc_t third = range(segment, 4096, 512);
   register_regions(heap, &third, 1, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   nvtxMemRegionRef_t first{};
   first.pointer = segment;
   unregister_region(NVTX_MEM_REGION_REF_TYPE_POINTER, first);

@@ -1,11 +1,13 @@
 // NVTX ranges with NVIDIA's own header-only NVTX3, on the main thread and on two workers that take turns
 // (a barrier between steps), so that each thread's phases must be told apart. Every allocation's size says
-// which phase path it was made in (nvtx_phases_test.cpp has the table).
+// which phase path it was made in (nvtx_phases_test.cpp has the table). Worker 1 enters "worker" first, so
+// that its instance is the first one.
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <barrier>
 #include <cstdio>
+#include <latch>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,7 @@ void alloc(size_t size) {
   g_kept.push_back(ptr);
 }
 
-void worker(int t, std::barrier<>& turns, nvtxDomainHandle_t net, nvtxStringHandle_t layer) {
+void worker(int t, std::barrier<>& turns, std::latch& first_in, nvtxDomainHandle_t net, nvtxStringHandle_t layer) {
   std::vector<void*> mine;
   auto step = [&](size_t size) {
     turns.arrive_and_wait();
@@ -31,7 +33,9 @@ void worker(int t, std::barrier<>& turns, nvtxDomainHandle_t net, nvtxStringHand
     turns.arrive_and_wait();
   };
   size_t base = 10000 * static_cast<size_t>(t);
+  if (t != 1) first_in.wait();
   nvtxRangePushA("worker");
+  if (t == 1) first_in.count_down();
   nvtxRangePushA(t == 1 ? "step" : "other-step");
   step(base + 1);
   nvtxEventAttributes_t attributes{};
@@ -68,8 +72,9 @@ int main() {
   nvtxDomainHandle_t net = nvtxDomainCreateA("net");
   nvtxStringHandle_t layer = nvtxDomainRegisterStringA(net, "layer");
   std::barrier turns(2);
-  std::thread a(worker, 1, std::ref(turns), net, layer);
-  std::thread b(worker, 2, std::ref(turns), net, layer);
+  std::latch first_in(1);
+  std::thread a(worker, 1, std::ref(turns), std::ref(first_in), net, layer);
+  std::thread b(worker, 2, std::ref(turns), std::ref(first_in), net, layer);
   a.join();
   b.join();
 

@@ -114,15 +114,8 @@ size_t find_frame(const std::vector<Frame>& frames, Match match, size_t from = 0
   return frames.size();
 }
 
-class PythonCapture : public testing::TestWithParam<unsigned> {
+class PythonCapture : public InstalledPythonTest {
  protected:
-  void SetUp() override {
-    interpreter_ = find_python_interpreter(GetParam());
-    if (!interpreter_)
-      GTEST_SKIP() << "CPython 3." << GetParam() << " is not installed (looked for " << python_search_places(GetParam())
-                   << ")";
-  }
-
   // Runs a scenario under the tracer (-S: no site packages; -B: no .pyc beside the script).
   TracedRun run(const std::string& scenario, EnvChanges env = {}) {
     TracedRun run = run_traced(interpreter_->executable,
@@ -159,7 +152,6 @@ class PythonCapture : public testing::TestWithParam<unsigned> {
     return *found[0];
   }
 
-  std::optional<PythonInterpreter> interpreter_;
 };
 
 TEST_P(PythonCapture, InnermostPythonFrameIsTheAllocatingLine) {
@@ -321,11 +313,7 @@ TEST_P(PythonCapture, PythonStacksOffKeepsNativeStacks) {
   EXPECT_EQ(trace.tagged_nodes, 0u);
 }
 
-std::string interpreter_name(const testing::TestParamInfo<unsigned>& info) {
-  return "py3_" + std::to_string(info.param);
-}
-
-INSTANTIATE_TEST_SUITE_P(Interpreters, PythonCapture, testing::Values(10u, 11u, 12u, 13u, 14u), interpreter_name);
+INSTANTIATE_TEST_SUITE_P(Interpreters, PythonCapture, testing::Values(10u, 11u, 12u, 13u, 14u), python_minor_name);
 
 // A program without Python is traced as before: no Python code, no tagged frame.
 TEST(PythonCaptureOff, NativeProgramHasNoPythonFrames) {

@@ -1,0 +1,51 @@
+#include "analyzer/sources/trace_source.h"
+
+#include <fstream>
+
+#include "analyzer/sources/pytorch/pickle_reader.h"
+#include "analyzer/sources/pytorch/snapshot.h"
+#include "trace/reader/mapped_file.h"
+
+namespace gpumemtrace::report {
+
+namespace {
+
+bool starts_as_pickle(const std::string& path) {
+  uint8_t start[2] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(reinterpret_cast<char*>(start), sizeof start) && pytorch::looks_like_pickle(start);
+}
+
+// A reader with the bytes it reads.
+struct BufferReader {
+  explicit BufferReader(std::shared_ptr<const std::vector<uint8_t>> trace) : bytes(std::move(trace)), reader(*bytes) {}
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+  trace::Reader reader;
+};
+
+}  // namespace
+
+TraceSource::TraceSource(const std::string& path) : path_(path) {
+  if (!starts_as_pickle(path)) {
+    reader();  // throws when the file is not a trace
+    return;
+  }
+  trace::MappedFile file(path);
+  try {
+    pytorch::SnapshotTrace trace = pytorch::snapshot_trace(file.bytes());
+    converted_ = std::make_shared<const std::vector<uint8_t>>(std::move(trace.bytes));
+    snapshot_ = trace.info;
+  } catch (const pytorch::PickleError& error) {
+    throw trace::OpenError(std::string("not a PyTorch memory snapshot: ") + error.what());
+  } catch (const pytorch::SnapshotError& error) {
+    throw trace::OpenError(error.what());
+  }
+}
+
+std::shared_ptr<trace::Reader> TraceSource::reader() const {
+  if (!converted_) return std::make_shared<trace::Reader>(path_);
+  auto held = std::make_shared<BufferReader>(converted_);
+  return std::shared_ptr<trace::Reader>(held, &held->reader);
+}
+
+}  // namespace gpumemtrace::report

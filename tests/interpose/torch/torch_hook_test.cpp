@@ -1,0 +1,374 @@
+// The PyTorch hook (interpose/torch, python/gpumemtrace/torch_hook.py) against the test double of torch
+// (fake_torch/), run by every installed CPython 3.10-3.14 under libgpumemtrace.so on the simulated device
+// (torch_workload.py); a version that is not installed is skipped, visibly. The snapshots are read with
+// Python's own unpickler (snapshot_facts.py), the traces as the analyzer reads them.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/python_interpreters.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/traced_run.h"
+#include "trace/reader/reader.h"
+
+namespace gpumemtrace::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Reason = format::TorchSnapshotReason;
+
+constexpr uint64_t kKiB = 1 << 10, kMiB = 1 << 20;
+const std::string kWorkload = GMT_TORCH_TESTS "/torch_workload.py";
+const std::string kSnapshotFacts = GMT_TORCH_TESTS "/snapshot_facts.py";
+const std::string kFakeTorch = GMT_TORCH_TESTS "/fake_torch";
+
+using Range = std::pair<uint64_t, uint64_t>;  // address, size
+
+struct Snapshot {
+  trace::TorchSnapshot record;
+  std::string file;              // the record's view, kept
+  std::set<Range> live;          // device memory live in the trace at the record
+  std::optional<trace::AllocFailed> last_failure;  // the last one before it
+};
+
+struct TorchTrace {
+  trace::Status status = trace::Status::Reading;
+  std::string error;
+  uint64_t start_wall_ns = 0;
+  std::vector<trace::TorchHook> hooks;
+  std::vector<std::string> torch_versions;
+  std::vector<Snapshot> snapshots;
+};
+
+TorchTrace read_torch_trace(const std::string& path) {
+  TorchTrace out;
+  trace::Reader reader(path);
+  std::map<uint64_t, uint64_t> live;
+  std::optional<trace::AllocFailed> last_failure;
+  while (const trace::Record* record = reader.next()) {
+    if (const auto* alloc = std::get_if<trace::Alloc>(record); alloc && alloc->kind() == format::MemoryKind::Device)
+      live[alloc->address] = alloc->size;
+    else if (const auto* free = std::get_if<trace::Free>(record))
+      live.erase(free->address);
+    else if (const auto* failed = std::get_if<trace::AllocFailed>(record))
+      last_failure = *failed;
+    else if (const auto* hook = std::get_if<trace::TorchHook>(record)) {
+      out.hooks.push_back(*hook);
+      out.torch_versions.emplace_back(hook->torch_version);
+    } else if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
+      out.snapshots.push_back({*snapshot, std::string(snapshot->file), {live.begin(), live.end()}, last_failure});
+    }
+  }
+  out.status = reader.status();
+  out.error = reader.error();
+  if (reader.process()) out.start_wall_ns = reader.process()->start_wall_ns;
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+size_t count(const std::vector<std::string>& lines, const std::string& line) {
+  return static_cast<size_t>(std::count(lines.begin(), lines.end(), line));
+}
+
+// The *.pickle and *.tmp files of a directory.
+std::set<std::string> snapshot_files(const std::string& dir) {
+  std::set<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.ends_with(".pickle") || name.ends_with(".tmp")) names.insert(name);
+  }
+  return names;
+}
+
+class TorchHook : public InstalledPythonTest {
+ protected:
+  void SetUp() override {
+    InstalledPythonTest::SetUp();
+    fake_log_ = make_temp_dir() + "/fake_torch.log";
+  }
+
+  std::vector<std::string> args(const std::string& scenario) const {
+    return {"-B", kWorkload, scenario, bin_dir() + "/gpumemtrace"};
+  }
+  EnvChanges env(EnvChanges extra) const {
+    extra.emplace("PYTHONPATH", kFakeTorch);
+    extra.emplace("FAKE_TORCH_LOG", fake_log_);
+    return extra;
+  }
+  TracedRun traced(const std::string& scenario, EnvChanges extra = {}) {
+    TracedRun run = run_traced(interpreter_->executable, args(scenario), env(std::move(extra)));
+    EXPECT_EQ(run.result.term_signal, 0) << run.result.err;
+    EXPECT_EQ(run.result.exit_code, 0) << run.result.out << run.result.err;
+    return run;
+  }
+  ProcessResult untraced(const std::string& scenario, EnvChanges extra = {}) {
+    std::vector<std::string> argv = args(scenario);
+    argv.insert(argv.begin(), interpreter_->executable);
+    return run_process(argv, sim_env(env(std::move(extra))));
+  }
+  TorchTrace trace_of(const TracedRun& run) {
+    TorchTrace trace = read_torch_trace(run.trace);
+    EXPECT_EQ(trace.status, trace::Status::Complete) << trace.error;
+    return trace;
+  }
+  nlohmann::json facts(const std::string& pickle) {
+    ProcessResult r = run_process({interpreter_->executable, "-B", kSnapshotFacts, pickle});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  }
+  std::vector<std::string> fake_calls() const {
+    return file_exists(fake_log_) ? lines_of(read_file(fake_log_)) : std::vector<std::string>{};
+  }
+
+  // The snapshot's segments are the trace's device allocations live at the snapshot record: the same
+  // addresses and sizes.
+  void expect_segments_match_trace(const nlohmann::json& snapshot, const Snapshot& in_trace) {
+    std::set<Range> segments;
+    for (const auto& segment : snapshot["segments"])
+      segments.emplace(segment["address"].get<uint64_t>(), segment["total_size"].get<uint64_t>());
+    EXPECT_EQ(segments, in_trace.live);
+  }
+
+  std::string fake_log_;
+};
+
+TEST_P(TorchHook, EnablesHistoryOnceAndWritesAnExitSnapshot) {
+  TracedRun run = traced("train");
+  ProcessResult plain = untraced("train");
+  EXPECT_EQ(run.result.out, plain.out);
+  EXPECT_EQ(run.result.err, plain.err);
+
+  std::vector<std::string> calls = fake_calls();
+  EXPECT_EQ(count(calls, "record_memory_history enabled=all context=alloc stacks=python max_entries=100000"), 1u);
+  EXPECT_EQ(count(calls, "attach_out_of_memory_observer"), 1u);
+  EXPECT_EQ(count(calls, "snapshot"), 1u);
+  EXPECT_EQ(snapshot_files(run.dir), std::set<std::string>{"root.trace.torch-exit.pickle"});
+
+  TorchTrace trace = trace_of(run);
+  ASSERT_EQ(trace.hooks.size(), 1u);
+  EXPECT_EQ(trace.torch_versions[0], "2.6.0");
+  EXPECT_EQ(trace.hooks[0].history_entries, 100000u);
+  EXPECT_EQ(trace.hooks[0].usr1, static_cast<uint64_t>(format::TorchSignal::Taken));
+  ASSERT_EQ(trace.snapshots.size(), 1u);
+  const Snapshot& exit = trace.snapshots[0];
+  EXPECT_EQ(exit.record.reason, static_cast<uint64_t>(Reason::Exit));
+  EXPECT_EQ(exit.record.sequence, 1u);
+  EXPECT_EQ(exit.file, "root.trace.torch-exit.pickle");
+  EXPECT_LE(exit.record.taken_ns, exit.record.time_ns);
+  EXPECT_GT(exit.record.taken_ns, trace.hooks[0].time_ns);
+  // Both clocks of the moment it was taken: the wall clock less the trace's start is the trace's time.
+  int64_t clocks_apart = static_cast<int64_t>(exit.record.taken_wall_ns - trace.start_wall_ns) -
+                         static_cast<int64_t>(exit.record.taken_ns);
+  EXPECT_LT(std::abs(clocks_apart), 100'000'000) << "ns";
+
+  // PyTorch's rules: 1000 B, 300 KiB twice and 700 KiB share a 2 MiB segment; 3, 5 and 12 MiB fill a 20 MiB
+  // one; 25 MiB gets its own, rounded up to 26 MiB. 300 KiB and 5 MiB were freed into the cache.
+  nlohmann::json snapshot = facts(run.dir + "/" + exit.file);
+  std::multiset<uint64_t> sizes;
+  for (const auto& segment : snapshot["segments"]) sizes.insert(segment["total_size"].get<uint64_t>());
+  EXPECT_EQ(sizes, (std::multiset<uint64_t>{2 * kMiB, 20 * kMiB, 26 * kMiB}));
+  expect_segments_match_trace(snapshot, exit);
+  // The history holds every allocation made after the first one, with its Python stack: the list
+  // comprehension in train(), a frame of its own before CPython 3.12 (PEP 709).
+  std::string innermost = GetParam() < 12 ? "<listcomp>" : "train";
+  std::multiset<uint64_t> allocated;
+  for (const auto& entry : snapshot["history"]) {
+    if (entry["action"] != "alloc" || entry["size"] == 1000) continue;
+    allocated.insert(entry["size"].get<uint64_t>());
+    EXPECT_EQ(entry["frame"], innermost);
+  }
+  EXPECT_EQ(allocated, (std::multiset<uint64_t>{300 * kKiB, 300 * kKiB, 700 * kKiB, 3 * kMiB, 5 * kMiB, 12 * kMiB,
+                                                25 * kMiB}));
+}
+
+TEST_P(TorchHook, OutOfMemoryWritesOneSnapshotThatMatchesTheTrace) {
+  EnvChanges memory{{"GPUMEMTRACE_SIM_MEMORY", "256MiB"}};
+  TracedRun run = traced("oom", memory);
+  ProcessResult plain = untraced("oom", memory);
+  EXPECT_EQ(run.result.out, plain.out);
+  // 256 MiB less the 48 MiB of train()'s segments holds 6 tensors of 30 MiB (nothing in the cache is free to give
+  // back: each segment has a tensor in it).
+  EXPECT_NE(run.result.out.find("out of memory after 6 tensors of 30 MiB"), std::string::npos) << run.result.out;
+  EXPECT_EQ(snapshot_files(run.dir),
+            (std::set<std::string>{"root.trace.torch-oom-1.pickle", "root.trace.torch-exit.pickle"}));
+
+  TorchTrace trace = trace_of(run);
+  ASSERT_EQ(trace.snapshots.size(), 2u);
+  const Snapshot& oom = trace.snapshots[0];
+  EXPECT_EQ(oom.record.reason, static_cast<uint64_t>(Reason::OutOfMemory));
+  EXPECT_EQ(oom.record.sequence, 1u);
+  EXPECT_EQ(oom.file, "root.trace.torch-oom-1.pickle");
+  EXPECT_EQ(oom.record.device, 0);
+  EXPECT_EQ(oom.record.size, 30 * kMiB);
+  EXPECT_EQ(oom.record.device_total, 256 * kMiB);
+  // What PyTorch's observer was told is what the driver said at the failed cudaMalloc.
+  ASSERT_TRUE(oom.last_failure);
+  EXPECT_EQ(oom.last_failure->size, 30 * kMiB);
+  EXPECT_EQ(oom.record.device_free, oom.last_failure->device_free);
+  EXPECT_LT(oom.record.device_free, 30 * kMiB);
+
+  nlohmann::json snapshot = facts(run.dir + "/" + oom.file);
+  expect_segments_match_trace(snapshot, oom);
+  EXPECT_EQ(snapshot["segments"].size(), 9u);  // the 2, 20 and 26 MiB ones and six of 30 MiB
+  ASSERT_FALSE(snapshot["history"].empty());
+  const auto& last = snapshot["history"].back();
+  EXPECT_EQ(last["action"], "oom");
+  EXPECT_EQ(last["addr"].get<uint64_t>(), oom.record.device_free);
+  EXPECT_EQ(trace.snapshots[1].record.reason, static_cast<uint64_t>(Reason::Exit));
+}
+
+TEST_P(TorchHook, SnapshotCommandAsksForOneOnSigusr1) {
+  TracedRun run = traced("usr1");
+  std::vector<std::string> out = lines_of(run.result.out);
+  EXPECT_EQ(count(out, "snapshot command exit 0"), 1u) << run.result.out;
+  EXPECT_EQ(count(out, "snapshot command stdout: " + run.dir + "/root.trace.torch-usr1-1.pickle"), 1u)
+      << run.result.out;
+  EXPECT_EQ(snapshot_files(run.dir),
+            (std::set<std::string>{"root.trace.torch-usr1-1.pickle", "root.trace.torch-exit.pickle"}));
+  TorchTrace trace = trace_of(run);
+  ASSERT_EQ(trace.snapshots.size(), 2u);
+  EXPECT_EQ(trace.snapshots[0].record.reason, static_cast<uint64_t>(Reason::Signal));
+  EXPECT_EQ(trace.snapshots[0].record.sequence, 1u);
+  EXPECT_EQ(trace.snapshots[0].file, "root.trace.torch-usr1-1.pickle");
+  expect_segments_match_trace(facts(run.dir + "/" + trace.snapshots[0].file), trace.snapshots[0]);
+}
+
+TEST_P(TorchHook, ProgramsOwnSigusr1HandlerRunsAfterTheSnapshot) {
+  TracedRun run = traced("usr1_chained");
+  std::vector<std::string> out = lines_of(run.result.out);
+  EXPECT_EQ(count(out, "snapshot command exit 0"), 1u) << run.result.out;
+  EXPECT_EQ(count(out, "the program's SIGUSR1 handler ran"), 1u) << run.result.out;
+  TorchTrace trace = trace_of(run);
+  ASSERT_EQ(trace.hooks.size(), 1u);
+  EXPECT_EQ(trace.hooks[0].usr1, static_cast<uint64_t>(format::TorchSignal::Chained));
+  EXPECT_TRUE(file_exists(run.dir + "/root.trace.torch-usr1-1.pickle"));
+}
+
+// Threads allocate (the tracer's hooks run under the allocator's lock, without the GIL) while the hook starts
+// on the main thread, three snapshots are taken there on SIGUSR1 and a thread runs out of memory.
+TEST_P(TorchHook, ThreadsAllocatingWhileSnapshotsAreTakenDoNotDeadlock) {
+  TracedRun run = traced("threads", {{"GPUMEMTRACE_SIM_MEMORY", "1GiB"}});
+  std::vector<std::string> out = lines_of(run.result.out);
+  EXPECT_EQ(count(out, "out of memory in a thread"), 1u) << run.result.out << run.result.err;
+  EXPECT_EQ(count(out, "threads done"), 1u);
+  EXPECT_EQ(snapshot_files(run.dir),
+            (std::set<std::string>{"root.trace.torch-usr1-1.pickle", "root.trace.torch-usr1-2.pickle",
+                                   "root.trace.torch-usr1-3.pickle", "root.trace.torch-oom-1.pickle",
+                                   "root.trace.torch-exit.pickle"}));
+  EXPECT_EQ(trace_of(run).snapshots.size(), 5u);
+  EXPECT_EQ(count(fake_calls(), "attach_out_of_memory_observer"), 1u);
+}
+
+TEST_P(TorchHook, Torch20GetsTheLegacyCall) {
+  TracedRun run = traced("train", {{"FAKE_TORCH_API", "legacy"}});
+  std::vector<std::string> calls = fake_calls();
+  EXPECT_EQ(count(calls, "record_memory_history legacy enabled=True trace_alloc_max_entries=100000 "
+                         "trace_alloc_record_context=True"),
+            1u);
+  EXPECT_EQ(count(calls, "attach_out_of_memory_observer"), 1u);
+  TorchTrace trace = trace_of(run);
+  ASSERT_EQ(trace.hooks.size(), 1u);
+  EXPECT_EQ(trace.torch_versions[0], "2.0.1");
+  EXPECT_EQ(snapshot_files(run.dir), std::set<std::string>{"root.trace.torch-exit.pickle"});
+}
+
+TEST_P(TorchHook, HistoryLengthComesFromTheEnvironment) {
+  TracedRun run = traced("train", {{"GPUMEMTRACE_TORCH_ENTRIES", "3"}});
+  EXPECT_EQ(count(fake_calls(), "record_memory_history enabled=all context=alloc stacks=python max_entries=3"), 1u);
+  TorchTrace trace = trace_of(run);
+  ASSERT_EQ(trace.hooks.size(), 1u);
+  EXPECT_EQ(trace.hooks[0].history_entries, 3u);
+  EXPECT_EQ(facts(run.dir + "/root.trace.torch-exit.pickle")["history"].size(), 3u);
+}
+
+// Where the hook must not start, the program's output and exit status are those of a run without the
+// tracer, nothing is written beside the trace and the trace says nothing of PyTorch; the torch that lacks
+// what the hook needs gets one line on stderr.
+struct OffCase {
+  const char* name;
+  const char* scenario;
+  EnvChanges env;
+  const char* stderr_line;  // its end, or nullptr: stderr as without the tracer
+};
+
+TEST_P(TorchHook, ChangesNothingWhereItCannotStart) {
+  const OffCase cases[] = {
+      {"GPUMEMTRACE_TORCH=0", "train", {{"GPUMEMTRACE_TORCH", "0"}}, nullptr},
+      {"no torch imported", "no_torch", {}, nullptr},
+      {"torch 1.13", "train", {{"FAKE_TORCH_API", "old"}},
+       "PyTorch 1.13.1 has no torch._C._cuda_attach_out_of_memory_observer (2.0 or later is needed): no PyTorch "
+       "snapshots"},
+      {"torch without CUDA", "train", {{"FAKE_TORCH_API", "cpu"}},
+       "PyTorch 2.6.0+cpu has no CUDA device: no PyTorch snapshots"},
+  };
+  for (const OffCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::remove(fake_log_.c_str());
+    TracedRun run = traced(c.scenario, c.env);
+    ProcessResult plain = untraced(c.scenario, c.env);
+    EXPECT_EQ(run.result.out, plain.out);
+    EXPECT_EQ(run.result.exit_code, plain.exit_code);
+    if (c.stderr_line) {
+      std::vector<std::string> err = lines_of(run.result.err);
+      ASSERT_EQ(err.size(), lines_of(plain.err).size() + 1) << run.result.err;
+      EXPECT_TRUE(err.back().ends_with(c.stderr_line)) << err.back();
+      EXPECT_TRUE(err.back().starts_with("gpumemtrace[")) << err.back();
+    } else {
+      EXPECT_EQ(run.result.err, plain.err);
+    }
+    EXPECT_TRUE(snapshot_files(run.dir).empty());
+    TorchTrace trace = trace_of(run);
+    EXPECT_TRUE(trace.hooks.empty());
+    EXPECT_TRUE(trace.snapshots.empty());
+    for (const std::string& call : fake_calls()) EXPECT_FALSE(call.starts_with("record_memory_history")) << call;
+  }
+}
+
+TEST_P(TorchHook, SnapshotCommandRefusesAProcessWithoutTheHook) {
+  for (const auto& [name, scenario, env] :
+       {std::tuple{"GPUMEMTRACE_TORCH=0", "usr1_untaken", EnvChanges{{"GPUMEMTRACE_TORCH", "0"}}},
+        std::tuple{"no torch imported", "usr1_untaken", EnvChanges{}}}) {
+    SCOPED_TRACE(name);
+    TracedRun run = traced(scenario, env);
+    std::vector<std::string> out = lines_of(run.result.out);
+    EXPECT_EQ(count(out, "snapshot command exit 2"), 1u) << run.result.out;
+    EXPECT_EQ(count(out, "still running"), 1u);
+    EXPECT_NE(run.result.out.find("the PyTorch hook is not on in process"), std::string::npos) << run.result.out;
+    EXPECT_TRUE(snapshot_files(run.dir).empty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Interpreters, TorchHook, testing::Values(10u, 11u, 12u, 13u, 14u), python_minor_name);
+
+TEST(SnapshotCommand, RefusesAnUntracedProcessAndABadProcessId) {
+  ProcessResult self = run_process({bin_dir() + "/gpumemtrace", "snapshot", std::to_string(getpid())});
+  EXPECT_EQ(self.exit_code, 2);
+  EXPECT_EQ(self.err, "gpumemtrace snapshot: process " + std::to_string(getpid()) +
+                          " is not traced by gpumemtrace (libgpumemtrace.so is not loaded in it): nothing sent\n");
+  ProcessResult bad = run_process({bin_dir() + "/gpumemtrace", "snapshot", "12ab"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("12ab is not a number"), std::string::npos) << bad.err;
+  // Above the largest pid Linux hands out (2^22).
+  ProcessResult gone = run_process({bin_dir() + "/gpumemtrace", "snapshot", "99999999"});
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_EQ(gone.err, "gpumemtrace snapshot: there is no process 99999999\n");
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test
