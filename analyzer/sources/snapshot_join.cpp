@@ -39,6 +39,17 @@ std::vector<LoadedSnapshot> load(const std::string& trace_path, std::span<const 
     LoadedSnapshot one;
     one.named = snapshot;
     std::string path = (directory / snapshot.file).string();
+    // The hook names a file beside the trace; a damaged trace might name another (a FIFO would never open).
+    std::error_code error;
+    if (snapshot.file.empty() || snapshot.file.find('/') != std::string::npos) {
+      unreadable.push_back(fmt::format("{}: not the name of a file beside the trace", snapshot.file));
+      continue;
+    }
+    if (!std::filesystem::is_regular_file(path, error)) {
+      unreadable.push_back(fmt::format("{}: {}", path, std::filesystem::exists(path, error) ? "not a regular file"
+                                                                                          : "no such file"));
+      continue;
+    }
     try {
       one.file = std::make_unique<trace::MappedFile>(path);
       one.pickle = std::make_unique<pytorch::Pickle>(one.file->bytes());

@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <map>
 #include <utility>
@@ -311,8 +313,8 @@ TEST_F(SnapshotJoin, ASnapshotThatCannotBeReadIsLeftOutWithAWarning) {
   ProcessResult r = gpumemtrace({"summary", "--json", trace});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "gpumemtrace: warning: " + scratch_.path() +
-                       "/t.trace.torch-usr1-1.pickle: cannot open: No such file or directory: the trace is analyzed "
-                       "without this PyTorch snapshot\n"
+                       "/t.trace.torch-usr1-1.pickle: no such file: the trace is analyzed without this PyTorch "
+                       "snapshot\n"
                        "gpumemtrace: warning: " + scratch_.path() +
                        "/t.trace.torch-exit.pickle: not a PyTorch memory snapshot: byte 0xff at byte offset 2 is not a "
                        "pickle opcode: the trace is analyzed without this PyTorch snapshot\n");
@@ -321,6 +323,22 @@ TEST_F(SnapshotJoin, ASnapshotThatCannotBeReadIsLeftOutWithAWarning) {
   EXPECT_EQ(summary["trace"]["pytorch_snapshots"]["unreadable"].size(), 2u);
   EXPECT_EQ(summary["view"], "reserved") << "no heaps";
   EXPECT_EQ(summary["devices"].at(0)["peak_bytes"], 23 * kMiB);
+}
+
+// A damaged trace may name any file: only a regular file beside the trace is read.
+TEST_F(SnapshotJoin, OnlyARegularFileBesideTheTraceIsRead) {
+  TraceBuilder b;
+  b.process(4242, 1, kW0, 64, -1, "host", "/usr/bin/python3", {"python3"});
+  b.event(trace::TorchSnapshot{{}, 0, 1, 1 * kUs, kW0 + 1 * kUs, "../t.trace.torch-exit.pickle"}, 1 * kUs);
+  b.event(trace::TorchSnapshot{{}, 2, 1, 2 * kUs, kW0 + 2 * kUs, "fifo"}, 1 * kUs);
+  std::string trace = write_file(scratch_ / "t.trace", b.bytes());
+  ASSERT_EQ(mkfifo((scratch_ / "fifo").c_str(), 0600), 0);
+  ProcessResult r = gpumemtrace({"summary", trace});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "gpumemtrace: warning: ../t.trace.torch-exit.pickle: not the name of a file beside the trace: the "
+                   "trace is analyzed without this PyTorch snapshot\n"
+                   "gpumemtrace: warning: " + scratch_.path() + "/fifo: not a regular file: the trace is analyzed "
+                   "without this PyTorch snapshot\n");
 }
 
 // --no-snapshots reads the trace alone: the report of the same trace with no snapshot beside it.

@@ -484,8 +484,8 @@ TEST_P(TorchJoin, AMissingSnapshotIsAWarningAndNoSnapshotsIsTheTraceAlone) {
   ProcessResult r = analyzer({"summary", "--json", run.trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "gpumemtrace: warning: " + run.dir +
-                       "/root.trace.torch-exit.pickle: cannot open: No such file or directory: the trace is analyzed "
-                       "without this PyTorch snapshot\n");
+                       "/root.trace.torch-exit.pickle: no such file: the trace is analyzed without this PyTorch "
+                       "snapshot\n");
   nlohmann::json joined = nlohmann::json::parse(r.out)["trace"]["pytorch_snapshots"];
   ASSERT_EQ(joined["joined"].size(), 1u);
   EXPECT_EQ(joined["joined"][0]["file"], "root.trace.torch-oom-1.pickle");
