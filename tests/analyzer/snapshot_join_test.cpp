@@ -123,11 +123,7 @@ class SnapshotJoin : public testing::Test {
     return trace;
   }
 
-  ProcessResult gpumemtrace(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{bin_dir() + "/gpumemtrace"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_process(argv);
-  }
+  static ProcessResult gpumemtrace(const std::vector<std::string>& args) { return run_gpumemtrace(args); }
   Json report(const std::vector<std::string>& args) {
     ProcessResult r = gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -365,13 +365,8 @@ class TorchJoin : public TorchHook {
     extra.emplace("GPUMEMTRACE_SIM_MEMORY", "256MiB");
     return traced("oom", std::move(extra));
   }
-  static ProcessResult analyzer(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{bin_dir() + "/gpumemtrace"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_process(argv);
-  }
   static nlohmann::json report(const std::vector<std::string>& args) {
-    ProcessResult r = analyzer(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
@@ -469,7 +464,7 @@ TEST_P(TorchJoin, AMissingSnapshotIsAWarningAndNoSnapshotsIsTheTraceAlone) {
   EXPECT_FALSE(alone["trace"].contains("pytorch_snapshots"));
   std::string copy = make_temp_dir() + "/root.trace";
   fs::copy_file(run.trace, copy);
-  ProcessResult without = analyzer({"summary", "--json", copy});
+  ProcessResult without = run_gpumemtrace({"summary", "--json", copy});
   ASSERT_EQ(without.exit_code, 0) << without.err;
   EXPECT_EQ(lines_of(without.err).size(), 2u) << without.err;
   nlohmann::json by_itself = nlohmann::json::parse(without.out);
@@ -481,7 +476,7 @@ TEST_P(TorchJoin, AMissingSnapshotIsAWarningAndNoSnapshotsIsTheTraceAlone) {
 
   size_t oom_events = facts(run.dir + "/root.trace.torch-oom-1.pickle")["history"].size();
   fs::remove(run.dir + "/root.trace.torch-exit.pickle");
-  ProcessResult r = analyzer({"summary", "--json", run.trace});
+  ProcessResult r = run_gpumemtrace({"summary", "--json", run.trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "gpumemtrace: warning: " + run.dir +
                        "/root.trace.torch-exit.pickle: no such file: the trace is analyzed without this PyTorch "
