@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "tests/support/source_lines.h"
 #include "tests/support/traced_run.h"
 #include "trace/reader/reader.h"
 
@@ -260,6 +261,31 @@ TEST(Heaps, FromPython) {
   };
   EXPECT_EQ(t.records, expected);
   for (uint32_t stack : t.suballoc_stacks) EXPECT_NE(stack, 0u);
+}
+
+// In the used view the blocks are the program's memory, with their Python stacks: both blocks live at once
+// (700 + 512 bytes), the largest asked for on the script's line that hands it out.
+TEST(Heaps, FromPythonTheUsedViewHasTheBlocksPythonFrames) {
+  if (std::string(GMT_PYTHON3).empty()) GTEST_SKIP() << "no /usr/bin/python3";
+  std::vector<std::string> command = python_command();
+  TracedRun run =
+      run_traced(command[0], {command.begin() + 1, command.end()}, {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "peak", "--json", run.trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json peak = nlohmann::json::parse(r.out);
+  EXPECT_EQ(peak["view"], "used");
+  EXPECT_EQ(peak["devices"].at(0)["peak_bytes"], 700 + 512);
+  ASSERT_EQ(peak["peak"].size(), 2u) << r.out;
+  const nlohmann::json& largest = peak["peak"].at(0);
+  EXPECT_EQ(largest["bytes"], 700);
+  std::vector<nlohmann::json> python;
+  for (const nlohmann::json& frame : largest["stack"])
+    if (frame["kind"] == "python") python.push_back(frame);
+  ASSERT_EQ(python.size(), 2u) << largest["stack"].dump(1);
+  EXPECT_EQ(python[0]["function"], "suballoc");  // the module's own call, which text leaves out
+  EXPECT_TRUE(python[1]["file"].get<std::string>().ends_with("annotate_heaps.py")) << python[1].dump();
+  EXPECT_EQ(python[1]["line"], line_containing(GMT_HEAPS_SCRIPT, "gpumemtrace.suballoc(heap, base, 700"));
 }
 
 TEST(Heaps, WithoutTheTracerPythonNothingChanges) {
