@@ -59,4 +59,8 @@ std::string format_size(uint64_t bytes) {
   return out;
 }
 
+std::string format_exact_size(uint64_t bytes) {
+  return bytes < 1024 ? format_size(bytes) : format_size(bytes) + " (" + std::to_string(bytes) + " B)";
+}
+
 }  // namespace gpumemtrace

@@ -13,5 +13,7 @@ std::optional<uint64_t> parse_size(std::string_view text);
 
 // "0 B", "512 B", "1.50 KiB", "16.00 GiB": three significant decimals at most, binary units.
 std::string format_size(uint64_t bytes);
+// "34.0 MiB (35651584 B)": format_size and, from 1 KiB on, the exact bytes (a limit, a verdict's evidence).
+std::string format_exact_size(uint64_t bytes);
 
 }  // namespace gpumemtrace

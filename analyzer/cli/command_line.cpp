@@ -153,6 +153,12 @@ void declare_time_window(CommandLine& line, std::optional<std::string>& from, st
   line.option("--to", "TIME", to, "only what was allocated until TIME; the trace ends at TIME");
 }
 
+void declare_no_snapshots(CommandLine& line, bool& no_snapshots) {
+  line.flag("--no-snapshots", no_snapshots,
+            "the trace alone: without the PyTorch snapshots its tracer wrote beside it (TRACE.torch-*.pickle), "
+            "whose blocks are joined to its segments by default");
+}
+
 uint64_t parse_time_option(const std::string& option, const std::string& value) {
   std::optional<uint64_t> ns = parse_duration(value);
   if (!ns) throw UsageError(option + " " + value + " is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");

@@ -82,4 +82,8 @@ void declare_time_window(CommandLine& line, std::optional<std::string>& from, st
 // Throws UsageError.
 TimeWindow parse_time_window(const std::optional<std::string>& from, const std::optional<std::string>& to);
 
+// --no-snapshots (export and the reports): the trace alone, without the PyTorch snapshots its records name
+// (analyzer/sources/snapshot_join.h).
+void declare_no_snapshots(CommandLine& line, bool& no_snapshots);
+
 }  // namespace gpumemtrace::cli

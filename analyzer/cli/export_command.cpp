@@ -8,7 +8,7 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/output_file.h"
-#include "analyzer/cli/progress.h"
+#include "analyzer/cli/run_profiles.h"
 #include "analyzer/render/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
 
@@ -37,6 +37,7 @@ struct ExportArguments {
   const render::OutputFormat* format = nullptr;
   render::ExportOptions options;
   replay::EventSelection selection;
+  report::SourceOptions source;
 };
 
 const render::OutputFormat& export_format(const std::optional<std::string>& name) {
@@ -62,8 +63,11 @@ std::optional<ExportArguments> parse(std::span<const std::string> args) {
   line.option("--min-size", "SIZE", min_size, "only allocations of at least SIZE, e.g. 1MiB");
   line.flag("--all-frames", out.options.all_frames,
             "folded and pprof: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
+  bool no_snapshots = false;
+  declare_no_snapshots(line, no_snapshots);
   line.operand("trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
+  out.source.join_snapshots = !no_snapshots;
 
   out.format = &export_format(format);
   if (!output || output->empty()) throw UsageError("-o FILE is required: where to write the " + std::string(out.format->name));
@@ -93,8 +97,7 @@ int export_main(std::span<const std::string> args) {
   options.listener = exporter->listener();
   report::Analysis analysis;
   try {
-    Progress progress(arguments->path);
-    analysis = report::analyze(arguments->path, options, std::ref(progress));
+    analysis = read_trace(arguments->path, options, arguments->source);
   } catch (const trace::OpenError& error) {
     output.discard();
     return trace_error(arguments->path, error.what());

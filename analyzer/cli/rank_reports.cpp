@@ -29,7 +29,7 @@ int run_rank_report(const ReportArguments& arguments, const ReportCommand& comma
   std::vector<report::UnreadableTrace> unreadable;
   try {
     read_traces(
-        arguments.path, arguments.replay,
+        arguments.path, arguments.replay, arguments.source,
         [&](const report::Analysis& analysis, const report::SymbolizeStack& symbolize) {
           traces.push_back({report::run_profile(analysis, symbolize),
                             report::build_report(analysis, arguments.selection, symbolize, command.build)});

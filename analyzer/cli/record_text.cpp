@@ -17,12 +17,7 @@ class TextFields {
   void number(std::string_view key, uint64_t value) { fmt::format_to(field(key), "{}", value); }
   void signed_number(std::string_view key, int64_t value) { fmt::format_to(field(key), "{}", value); }
   void address(std::string_view key, uint64_t value) { fmt::format_to(field(key), "{:#x}", value); }
-  void size(std::string_view key, uint64_t bytes) {
-    if (bytes < 1024)
-      fmt::format_to(field(key), "{}", format_size(bytes));
-    else
-      fmt::format_to(field(key), "{} ({} B)", format_size(bytes), bytes);
-  }
+  void size(std::string_view key, uint64_t bytes) { fmt::format_to(field(key), "{}", format_exact_size(bytes)); }
   void device(std::string_view key, int32_t device) {
     if (device == trace::kNoDevice)
       fmt::format_to(field(key), "none");

@@ -10,8 +10,8 @@
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
-#include "analyzer/cli/progress.h"
 #include "analyzer/cli/rank_reports.h"
+#include "analyzer/cli/run_profiles.h"
 #include "analyzer/cli/standard_output.h"
 #include "analyzer/render/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
@@ -73,8 +73,11 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
                 "with the most instances, at least 3)");
     line.flag("--time-slices", out.selection.growth_time_slices, "growth: 10 equal time slices as the windows, even with phases");
   }
+  bool no_snapshots = false;
+  declare_no_snapshots(line, no_snapshots);
   line.operand(command.ranks ? "trace file or directory" : "trace file", out.path);
   if (!line.parse(args)) return std::nullopt;
+  out.source.join_snapshots = !no_snapshots;
 
   out.format = &output_format(json, format, command.default_format);
   if (command.needs_output_file && !out.output && isatty(STDOUT_FILENO))
@@ -139,8 +142,7 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
 
   report::Analysis analysis;
   try {
-    Progress progress(arguments->path);
-    analysis = report::analyze(arguments->path, arguments->replay, std::ref(progress));
+    analysis = read_trace(arguments->path, arguments->replay, arguments->source);
   } catch (const trace::OpenError& error) {
     return trace_error(arguments->path, error.what());
   }

@@ -34,6 +34,7 @@ struct ReportArguments {
   const render::OutputFormat* format = nullptr;
   report::Selection selection;
   replay::ReplayOptions replay;  // --from, --to
+  report::SourceOptions source;  // --no-snapshots
   report::RankChoice rank;       // --rank, for a directory
   std::optional<uint32_t> width;
   bool all_frames = false;

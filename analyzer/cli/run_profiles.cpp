@@ -13,8 +13,18 @@
 
 namespace gpumemtrace::cli {
 
-size_t read_traces(const std::string& path, const replay::ReplayOptions& options, const OnTrace& on_trace,
-                   const OnUnreadable& on_unreadable) {
+report::Analysis read_trace(const std::string& path, const replay::ReplayOptions& options,
+                            const report::SourceOptions& source) {
+  Progress progress(path);
+  report::Analysis analysis = report::analyze(path, options, std::ref(progress), source);
+  if (analysis.trace.joined)
+    for (const std::string& unreadable : analysis.trace.joined->unreadable)
+      fmt::print(stderr, "gpumemtrace: warning: {}: the trace is analyzed without this PyTorch snapshot\n", unreadable);
+  return analysis;
+}
+
+size_t read_traces(const std::string& path, const replay::ReplayOptions& options, const report::SourceOptions& source,
+                   const OnTrace& on_trace, const OnUnreadable& on_unreadable) {
   std::vector<std::string> paths;
   try {
     paths = report::trace_paths(path);
@@ -24,8 +34,7 @@ size_t read_traces(const std::string& path, const replay::ReplayOptions& options
   for (const std::string& trace : paths) {
     report::Analysis analysis;
     try {
-      Progress progress(trace);
-      analysis = report::analyze(trace, options, std::ref(progress));
+      analysis = read_trace(trace, options, source);
     } catch (const trace::OpenError& error) {
       on_unreadable(trace, error.what());
       continue;
@@ -46,7 +55,7 @@ size_t read_traces(const std::string& path, const replay::ReplayOptions& options
 std::vector<report::RunProfile> load_traces(const std::string& path, const replay::ReplayOptions& options) {
   std::vector<report::RunProfile> profiles;
   size_t traces = read_traces(
-      path, options,
+      path, options, {.join_snapshots = false},
       [&](const report::Analysis& analysis, const report::SymbolizeStack& symbolize) {
         profiles.push_back(report::run_profile(analysis, symbolize));
       },

@@ -24,7 +24,5 @@ void json_diff(const report::ProfileDiff& diff, fmt::memory_buffer& out);
 
 // "+16.0 MiB (+16777216 B)", "-1.00 KiB (-1024 B)", "0 B".
 std::string signed_size(int64_t bytes);
-// "34.0 MiB (35651584 B)": a limit must be readable and exact.
-std::string exact_size(uint64_t bytes);
 
 }  // namespace gpumemtrace::render

@@ -10,6 +10,27 @@ void write_evidence(JsonWriter& json, const report::OomFailure& failure, const r
   json.optional_number("others_bytes", failure.others_bytes);
   json.number("pool_reserved_bytes", failure.pool_reserved_bytes);
   json.number("pool_used_bytes", failure.pool_used_bytes);
+  if (failure.heaps) {
+    const replay::HeapsAtFailure& heaps = *failure.heaps;
+    json.begin_object("heaps");
+    json.boolean("pytorch", failure.heaps_are_pytorch);
+    json.number("heaps", uint64_t{heaps.heaps});
+    json.number("reserved_bytes", heaps.reserved_bytes);
+    json.number("allocated_bytes", heaps.allocated_bytes);
+    json.number("free_bytes", heaps.free_bytes);
+    json.number("free_blocks", heaps.free_blocks);
+    json.number("largest_free_block_bytes", heaps.largest_free_bytes);
+    json.number("pending_free_bytes", heaps.pending_bytes);
+    json.number("idle_heaps", uint64_t{heaps.idle_heaps});
+    json.number("idle_bytes", heaps.idle_bytes);
+    json.end_object();
+  } else {
+    json.null("heaps");
+  }
+  if (failure.cache_remedy)
+    json.string("cache_remedy", report::cache_remedy_name(*failure.cache_remedy));
+  else
+    json.null("cache_remedy");
   json.begin_array("live_set");
   for (const report::LiveSite& site : failure.live_set) {
     json.begin_object();

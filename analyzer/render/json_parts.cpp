@@ -51,6 +51,58 @@ void write_device(JsonWriter& json, std::string_view key, std::optional<int32_t>
     json.null(key);
 }
 
+namespace {
+
+void write_history_inconsistencies(JsonWriter& json, const pytorch::HistoryInconsistencies& bad,
+                                   uint64_t unknown_actions) {
+  json.begin_object("history_inconsistencies");
+  json.number("missing_blocks", bad.missing_blocks);
+  json.number("duplicate_blocks", bad.duplicate_blocks);
+  json.number("missing_segments", bad.missing_segments);
+  json.number("orphan_blocks", bad.orphan_blocks);
+  json.number("unknown_actions", unknown_actions);
+  json.end_object();
+}
+
+void write_joined(JsonWriter& json, const report::JoinInfo& joined) {
+  json.begin_object("pytorch_snapshots");
+  json.begin_array("joined");
+  for (const report::JoinedSnapshot& snapshot : joined.snapshots) {
+    json.begin_object();
+    json.string("file", snapshot.named.file);
+    json.string("reason", snapshot.named.reason_name());
+    json.number("sequence", snapshot.named.sequence);
+    json.number("taken_ns", snapshot.named.taken_ns);
+    json.number("history_events", snapshot.part.entries);
+    json.number("repeated_events", snapshot.part.repeated);
+    json.number("untimed_events", snapshot.part.untimed);
+    json.optional_number("history_begins_ns", snapshot.part.begins_ns);
+    json.number("state_changes", snapshot.state_changes);
+    json.end_object();
+  }
+  json.end_array();
+  json.begin_array("unreadable");
+  for (const std::string& unreadable : joined.unreadable) json.string({}, unreadable);
+  json.end_array();
+  json.number("events", joined.events);
+  json.optional_number("history_begins_ns", joined.history_begins_ns);
+  json.number("segments", joined.segments);
+  json.number("missing_segments", joined.missing_segments);
+  json.number("missing_segment_bytes", joined.missing_segment_bytes);
+  json.number("left_out_blocks", joined.left_out_blocks);
+  json.number("other_allocations", joined.other_allocations);
+  json.number("other_bytes", joined.other_bytes);
+  json.number("unmatched_ooms", joined.unmatched_ooms);
+  if (joined.expandable_segments)
+    json.boolean("expandable_segments", *joined.expandable_segments);
+  else
+    json.null("expandable_segments");
+  write_history_inconsistencies(json, joined.inconsistencies, 0);
+  json.end_object();
+}
+
+}  // namespace
+
 void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
   json.begin_object("trace");
   json.string("path", trace.path);
@@ -69,16 +121,10 @@ void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
                                                                           : std::nullopt);
     json.optional_number("history_end_wall_ns", snapshot.history_timed ? std::optional(snapshot.history_end_wall_ns)
                                                                         : std::nullopt);
-    const pytorch::HistoryInconsistencies& bad = snapshot.inconsistencies;
-    json.begin_object("history_inconsistencies");
-    json.number("missing_blocks", bad.missing_blocks);
-    json.number("duplicate_blocks", bad.duplicate_blocks);
-    json.number("missing_segments", bad.missing_segments);
-    json.number("orphan_blocks", bad.orphan_blocks);
-    json.number("unknown_actions", snapshot.unknown_actions);
-    json.end_object();
+    write_history_inconsistencies(json, snapshot.inconsistencies, snapshot.unknown_actions);
     json.end_object();
   }
+  if (trace.joined) write_joined(json, *trace.joined);
   json.end_object();
 }
 

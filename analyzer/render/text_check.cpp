@@ -12,14 +12,10 @@ std::string where(const report::CheckResult& result) {
 }
 
 std::string figure(const report::CheckResult& result, uint64_t value) {
-  return result.kind == report::CheckKind::MaxOoms ? std::to_string(value) : exact_size(value);
+  return result.kind == report::CheckKind::MaxOoms ? std::to_string(value) : format_exact_size(value);
 }
 
 }  // namespace
-
-std::string exact_size(uint64_t bytes) {
-  return bytes < 1024 ? format_size(bytes) : fmt::format("{} ({} B)", format_size(bytes), bytes);
-}
 
 std::string signed_size(int64_t bytes) {
   if (bytes == 0) return "0 B";
@@ -54,8 +50,8 @@ void text_check(const report::CheckModel& model, fmt::memory_buffer& out) {
   if (!balance.ranks.empty()) {
     fmt::format_to(to, "\n{:<10} {:>6} {:>26} {:>26} {:>5}\n", "rank", "device", "peak", "leaked", "OOMs");
     for (const report::RankRow& row : balance.ranks)
-      fmt::format_to(to, "{:<10} {:>6} {:>26} {:>26} {:>5}\n", row.rank, row.device, exact_size(row.peak_bytes),
-                     exact_size(row.leaked_bytes), row.out_of_memory);
+      fmt::format_to(to, "{:<10} {:>6} {:>26} {:>26} {:>5}\n", row.rank, row.device, format_exact_size(row.peak_bytes),
+                     format_exact_size(row.leaked_bytes), row.out_of_memory);
     if (balance.largest) {
       const report::RankRow& largest = balance.ranks[*balance.largest];
       fmt::format_to(to, "{} holds the most: peak {}, {:.2f}x the median peak of {}\n", largest.rank,

@@ -50,11 +50,16 @@ void append_failure(fmt::memory_buffer& out, const report::FailureFit& fit) {
                  format_size(fit.heaps.free_bytes), *fit.fits_largest_free_block ? "yes" : "no");
 }
 
-void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap) {
+// A heap, or one of PyTorch's segments (its name says which: "segment 0x7f… (large pool)").
+void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap, bool pytorch) {
   auto o = fmt::appender(out);
   const replay::HeapFigures& f = heap.end;
-  fmt::format_to(o, "    heap {} \"{}\"{}: {} reserved, {} allocated in {} blocks (peak {} at {})", heap.id, heap.name,
-                 heap.destroyed ? " (destroyed)" : "", f.reserved_bytes ? format_size(f.reserved_bytes) : "unknown",
+  if (pytorch)
+    fmt::format_to(o, "    {}{}", heap.name, heap.destroyed ? " (freed)" : "");
+  else
+    fmt::format_to(o, "    heap {} \"{}\"{}", heap.id, heap.name, heap.destroyed ? " (destroyed)" : "");
+  fmt::format_to(o, ": {} reserved, {} allocated in {} blocks (peak {} at {})",
+                 f.reserved_bytes ? format_size(f.reserved_bytes) : "unknown",
                  format_size(f.allocated_bytes), f.blocks, format_size(heap.peak_allocated_bytes),
                  format_time(heap.peak_ns));
   if (heap.destroyed || f.reserved_bytes == 0) {
@@ -70,11 +75,11 @@ void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap) {
 }
 
 // The heaps together; for a PyTorch snapshot its segments, in the terms of _memory_viz.py stats.
-void append_heap_totals(fmt::memory_buffer& out, const report::HeapTotals& totals) {
+void append_heap_totals(fmt::memory_buffer& out, const report::HeapTotals& totals, bool pytorch) {
   auto o = fmt::appender(out);
   const replay::HeapFigures& f = totals.figures;
-  fmt::format_to(o, "    {} heaps: {} reserved = {} allocated + {} internal free (rounding) + {} external free\n",
-                 totals.heaps, format_size(f.reserved_bytes), format_size(f.allocated_bytes),
+  fmt::format_to(o, "    {}{} {}: {} reserved = {} allocated + {} internal free (rounding) + {} external free\n",
+                 pytorch ? "PyTorch's " : "", totals.heaps, pytorch ? "segments" : "heaps", format_size(f.reserved_bytes), format_size(f.allocated_bytes),
                  format_size(f.internal_bytes), format_size(f.external_bytes));
   fmt::format_to(o, "      {} blocks allocated, {} free blocks", f.blocks, f.free_blocks);
   if (f.pending_blocks)
@@ -87,21 +92,22 @@ void append_heap_totals(fmt::memory_buffer& out, const report::HeapTotals& total
 }
 
 // The heaps worth a line each: all of a few; of many, those with the most free memory.
-void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>& heaps) {
+void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>& heaps, bool pytorch) {
   constexpr size_t kListed = 10;
   if (heaps.size() <= kListed) {
-    for (const report::HeapReport& heap : heaps) append_heap(out, heap);
+    for (const report::HeapReport& heap : heaps) append_heap(out, heap, pytorch);
     return;
   }
+  std::string_view noun = pytorch ? "segments" : "heaps";
   std::vector<const report::HeapReport*> listed;
   for (const report::HeapReport& heap : heaps) listed.push_back(&heap);
   std::stable_sort(listed.begin(), listed.end(), [](const report::HeapReport* a, const report::HeapReport* b) {
     return a->end.external_bytes > b->end.external_bytes;
   });
   listed.resize(kListed);
-  fmt::format_to(fmt::appender(out), "    the {} heaps with the most free memory:\n", kListed);
-  for (const report::HeapReport* heap : listed) append_heap(out, *heap);
-  fmt::format_to(fmt::appender(out), "    ... and {} more heaps (--json lists them all)\n", heaps.size() - kListed);
+  fmt::format_to(fmt::appender(out), "    the {} {} with the most free memory:\n", kListed, noun);
+  for (const report::HeapReport* heap : listed) append_heap(out, *heap, pytorch);
+  fmt::format_to(fmt::appender(out), "    ... and {} more {} (--json lists them all)\n", heaps.size() - kListed, noun);
 }
 
 }  // namespace
@@ -117,8 +123,8 @@ void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationMo
     any = true;
     fmt::format_to(o, "  {}\n", device_label(device));
     for (const replay::PoolState& pool : device.pools) append_pool(out, pool);
-    if (device.heap_totals.heaps > 1) append_heap_totals(out, device.heap_totals);
-    append_heaps(out, device.heaps);
+    if (device.heap_totals.heaps > 1) append_heap_totals(out, device.heap_totals, fragmentation.pytorch_segments);
+    append_heaps(out, device.heaps, fragmentation.pytorch_segments);
     if (device.vmm_physical_at_peak > 0 || device.vmm_physical_bytes > 0) {
       fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at {}: {} physical, {} mapped\n",
                      format_size(device.vmm_physical_at_peak), format_size(device.vmm_mapped_at_peak),

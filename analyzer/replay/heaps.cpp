@@ -214,7 +214,13 @@ HeapsAtFailure HeapTracker::at_failure(int32_t device) const {
     out.reserved_bytes += f.reserved_bytes;
     out.allocated_bytes += f.allocated_bytes;
     out.free_bytes += f.external_bytes;
+    out.free_blocks += f.free_blocks;
+    out.pending_bytes += f.pending_bytes;
     out.largest_free_bytes = std::max(out.largest_free_bytes, f.largest_free_bytes);
+    if (heap.blocks.empty()) {
+      ++out.idle_heaps;
+      out.idle_bytes += f.reserved_bytes;
+    }
   }
   return out;
 }

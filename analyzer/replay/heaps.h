@@ -81,8 +81,12 @@ struct HeapsAtFailure {
   uint32_t heaps = 0;
   uint64_t reserved_bytes = 0;
   uint64_t allocated_bytes = 0;
-  uint64_t free_bytes = 0;          // the heaps' external bytes, summed
+  uint64_t free_bytes = 0;          // the heaps' external bytes, summed: their free gaps and pending blocks
+  uint64_t free_blocks = 0;         // the free gaps
+  uint64_t pending_bytes = 0;       // the blocks freed but held until the GPU is done with them
   uint64_t largest_free_bytes = 0;  // the largest free gap of any of them
+  uint32_t idle_heaps = 0;          // heaps with no block in them, live or pending (a whole segment cached)
+  uint64_t idle_bytes = 0;          // their memory
   bool known() const { return heaps > 0; }
 };
 

@@ -1,5 +1,7 @@
 #include "analyzer/replay/stack_table.h"
 
+#include <algorithm>
+
 namespace gpumemtrace::replay {
 
 bool is_tracer_module(std::string_view path) {
@@ -13,9 +15,18 @@ StackTable::StackTable() {
   stacks_.push_back(&empty->first);
 }
 
-void StackTable::forget_trie(uint32_t generation) {
-  trie_generation_ = generation;
-  by_trie_id_.clear();
+StackTable::ReaderIds& StackTable::switch_reader(const trace::Reader& reader) {
+  auto it = std::find_if(readers_.begin(), readers_.end(), [&](const ReaderIds& ids) { return ids.reader == &reader; });
+  if (it == readers_.end()) {
+    it = readers_.front().reader ? readers_.insert(readers_.end(), ReaderIds{}) : readers_.begin();
+    it->reader = &reader;
+  }
+  if (reader.stacks().generation() != it->trie_generation) {  // a StacksReset: its trie ids mean other stacks
+    it->trie_generation = reader.stacks().generation();
+    it->by_trie_id.clear();
+  }
+  last_reader_ = static_cast<size_t>(it - readers_.begin());
+  return *it;
 }
 
 uint32_t StackTable::module_index(const trace::ModuleInfo& module) {
@@ -47,33 +58,34 @@ uint32_t table_index(uint32_t trace_index, std::vector<uint32_t>& by_trace_index
 
 }  // namespace
 
-uint32_t StackTable::python_code_index(const trace::Reader& reader, uint32_t trace_code) {
-  return table_index(trace_code, by_trace_code_, python_codes_, python_code_ids_, [&] {
+uint32_t StackTable::python_code_index(const trace::Reader& reader, ReaderIds& ids, uint32_t trace_code) {
+  return table_index(trace_code, ids.by_trace_code, python_codes_, python_code_ids_, [&] {
     const trace::PythonCodeInfo& code = reader.python_codes()[trace_code];
     return PythonCodeRef{code.filename, code.qualname, code.first_line};
   });
 }
 
-uint32_t StackTable::native_function_index(const trace::Reader& reader, uint32_t trace_function) {
-  return table_index(trace_function, by_trace_function_, native_functions_, native_function_ids_, [&] {
+uint32_t StackTable::native_function_index(const trace::Reader& reader, ReaderIds& ids, uint32_t trace_function) {
+  return table_index(trace_function, ids.by_trace_function, native_functions_, native_function_ids_, [&] {
     const trace::NativeFunctionInfo& function = reader.native_functions()[trace_function];
     return NativeFunctionRef{function.name, function.file};
   });
 }
 
-StackId StackTable::resolve(const trace::Reader& reader, uint32_t trie_id) {
+StackId StackTable::resolve(const trace::Reader& reader, ReaderIds& ids, uint32_t trie_id) {
   std::vector<FrameRef> frames;
   const trace::StackTrie& trie = reader.stacks();
   // The reader has validated every id it hands out, so the walk ends at the root.
   for (uint32_t node = trie_id; node != 0; node = trie.node(node).parent) {
     uint64_t ip = trie.node(node).ip;
     if (format::is_python_frame(ip)) {
-      frames.push_back(FrameRef::python(python_code_index(reader, format::python_code_of(ip)), format::python_line_of(ip)));
+      frames.push_back(
+          FrameRef::python(python_code_index(reader, ids, format::python_code_of(ip)), format::python_line_of(ip)));
       continue;
     }
     if (format::is_named_frame(ip)) {
       frames.push_back(
-          FrameRef::named(native_function_index(reader, format::native_function_of(ip)), format::named_line_of(ip)));
+          FrameRef::named(native_function_index(reader, ids, format::native_function_of(ip)), format::named_line_of(ip)));
       continue;
     }
     if (ip == format::kTruncatedFrame) {
@@ -90,8 +102,8 @@ StackId StackTable::resolve(const trace::Reader& reader, uint32_t trie_id) {
   }
   auto [it, added] = ids_.try_emplace(std::move(frames), static_cast<StackId>(stacks_.size()));
   if (added) stacks_.push_back(&it->first);
-  if (by_trie_id_.size() <= trie_id) by_trie_id_.resize(trie_id + 1, kUnseen);
-  by_trie_id_[trie_id] = it->second;
+  if (ids.by_trie_id.size() <= trie_id) ids.by_trie_id.resize(trie_id + 1, kUnseen);
+  ids.by_trie_id[trie_id] = it->second;
   return it->second;
 }
 

@@ -76,9 +76,9 @@ class StackTable {
 
   // The interned stack of a trie id of the reader's current trie. O(1) once the id has been seen.
   StackId intern(const trace::Reader& reader, uint32_t trie_id) {
-    if (reader.stacks().generation() != trie_generation_) forget_trie(reader.stacks().generation());
-    if (trie_id < by_trie_id_.size() && by_trie_id_[trie_id] != kUnseen) return by_trie_id_[trie_id];
-    return resolve(reader, trie_id);
+    ReaderIds& ids = ids_of(reader);
+    if (trie_id < ids.by_trie_id.size() && ids.by_trie_id[trie_id] != kUnseen) return ids.by_trie_id[trie_id];
+    return resolve(reader, ids, trie_id);
   }
 
   size_t size() const { return stacks_.size(); }
@@ -89,14 +89,27 @@ class StackTable {
 
  private:
   static constexpr StackId kUnseen = UINT32_MAX;
-  StackId resolve(const trace::Reader& reader, uint32_t trie_id);
-  void forget_trie(uint32_t generation);
+  // What one reader's ids are in this table.
+  struct ReaderIds {
+    const trace::Reader* reader = nullptr;
+    uint32_t trie_generation = 0;
+    std::vector<StackId> by_trie_id;         // for its current trie
+    std::vector<uint32_t> by_trace_code;      // its PythonCode index -> python_codes() index
+    std::vector<uint32_t> by_trace_function;  // its NativeFunction index -> native_functions() index
+  };
+  ReaderIds& ids_of(const trace::Reader& reader) {
+    ReaderIds& last = readers_[last_reader_];
+    if (last.reader == &reader && reader.stacks().generation() == last.trie_generation) return last;
+    return switch_reader(reader);
+  }
+  ReaderIds& switch_reader(const trace::Reader& reader);
+  StackId resolve(const trace::Reader& reader, ReaderIds& ids, uint32_t trie_id);
   uint32_t module_index(const trace::ModuleInfo& module);
-  uint32_t python_code_index(const trace::Reader& reader, uint32_t trace_code);
-  uint32_t native_function_index(const trace::Reader& reader, uint32_t trace_function);
+  uint32_t python_code_index(const trace::Reader& reader, ReaderIds& ids, uint32_t trace_code);
+  uint32_t native_function_index(const trace::Reader& reader, ReaderIds& ids, uint32_t trace_function);
 
-  uint32_t trie_generation_ = 0;
-  std::vector<StackId> by_trie_id_;  // for the current trie
+  std::vector<ReaderIds> readers_ = std::vector<ReaderIds>(1);
+  size_t last_reader_ = 0;
   std::vector<const std::vector<FrameRef>*> stacks_;  // the keys of ids_
   std::map<std::vector<FrameRef>, StackId> ids_;
   std::vector<ModuleRef> modules_;
@@ -104,10 +117,8 @@ class StackTable {
   std::vector<bool> tracer_modules_;  // by module index
   std::vector<PythonCodeRef> python_codes_;
   std::map<PythonCodeRef, uint32_t> python_code_ids_;
-  std::vector<uint32_t> by_trace_code_;  // the trace's PythonCode index -> python_codes() index
   std::vector<NativeFunctionRef> native_functions_;
   std::map<NativeFunctionRef, uint32_t> native_function_ids_;
-  std::vector<uint32_t> by_trace_function_;  // the trace's NativeFunction index -> native_functions() index
 };
 
 }  // namespace gpumemtrace::replay

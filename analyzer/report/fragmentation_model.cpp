@@ -61,6 +61,7 @@ FragmentationModel fragmentation_model(ModelInput& input) {
   SiteFilter filter = input.filter(true);
   FragmentationModel model;
   if (uint64_t to = input.analysis().options.selection.to_ns; to != UINT64_MAX) model.at_ns = to;
+  model.pytorch_segments = input.trace().heaps_are_pytorch();
   for (replay::AccountId id : replay.accounts().devices()) {
     const replay::Account& account = replay.accounts()[id];
     if (!wanted_account(account, filter)) continue;

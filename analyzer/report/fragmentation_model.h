@@ -82,6 +82,7 @@ struct DeviceFragmentation {
 
 struct FragmentationModel {
   std::optional<uint64_t> at_ns;  // the figures are at this moment (the trace read up to it), not at its end
+  bool pytorch_segments = false;  // the heaps are PyTorch's segments (a snapshot, or snapshots joined to the trace)
   std::vector<DeviceFragmentation> devices;  // the wanted devices, then pools and heaps of no known device
 };
 

@@ -6,6 +6,8 @@ std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::TooLarge:
       return "too-large";
+    case Verdict::PytorchCache:
+      return "pytorch-cache";
     case Verdict::Fragmentation:
       return "fragmentation";
     case Verdict::PoolCache:
@@ -19,6 +21,17 @@ std::string_view verdict_name(Verdict verdict) {
   }
 }
 
+std::string_view cache_remedy_name(CacheRemedy remedy) {
+  switch (remedy) {
+    case CacheRemedy::EmptyCache:
+      return "empty-cache";
+    case CacheRemedy::ExpandableSegments:
+      return "expandable-segments";
+    default:
+      return "max-split-size";
+  }
+}
+
 namespace {
 
 uint64_t live_at_failure(const replay::Failure& failure, replay::SiteId site) {
@@ -29,8 +42,8 @@ uint64_t live_at_failure(const replay::Failure& failure, replay::SiteId site) {
 
 }  // namespace
 
-OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failure,
-                      const std::vector<Growth>& growth) {
+OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failure, const std::vector<Growth>& growth,
+                      const std::optional<PytorchAllocator>& pytorch) {
   OomDiagnosis d;
   const uint64_t requested = failure.requested_bytes;
   const uint64_t free = failure.device_free;
@@ -57,8 +70,17 @@ OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failu
     }
   }
 
+  const replay::HeapsAtFailure& heaps = failure.heaps;
+  if (pytorch) d.expandable_segments = pytorch->expandable_segments;
   if (d.device_known && requested > total) {
     d.verdict = Verdict::TooLarge;
+  } else if (pytorch && d.heap_free_bytes > 0 && requested <= free + d.heap_free_bytes) {
+    d.verdict = Verdict::PytorchCache;
+    if (heaps.idle_bytes > 0 && requested <= free + heaps.idle_bytes)
+      d.cache_remedy = CacheRemedy::EmptyCache;
+    else
+      d.cache_remedy =
+          pytorch->expandable_segments == true ? CacheRemedy::MaxSplitSize : CacheRemedy::ExpandableSegments;
   } else if (d.heap_free_bytes > 0 && requested <= free + d.heap_free_bytes &&
              requested > d.heap_largest_free_bytes) {
     d.verdict = Verdict::Fragmentation;

@@ -6,6 +6,54 @@
 
 namespace gpumemtrace::report {
 
+namespace {
+
+// Where PyTorch's cache was at the failure, and what to do about it.
+OomExplanation explain_cache(const replay::Failure& failure, const OomDiagnosis& d) {
+  const replay::HeapsAtFailure& heaps = failure.heaps;
+  std::string finding = fmt::format(
+      "PyTorch's cache would have held it: {} free + {} cached >= {}; its {} segments reserved {}, {} of it allocated; "
+      "the cache is {} free blocks, the largest {}",
+      format_exact_size(failure.device_free), format_exact_size(heaps.free_bytes),
+      format_exact_size(failure.requested_bytes), heaps.heaps, format_exact_size(heaps.reserved_bytes),
+      format_exact_size(heaps.allocated_bytes), heaps.free_blocks, format_exact_size(heaps.largest_free_bytes));
+  if (heaps.pending_bytes)
+    finding += fmt::format(", and {} of tensors freed but waiting for the GPU (record_stream)",
+                           format_exact_size(heaps.pending_bytes));
+  std::string remedy;
+  switch (*d.cache_remedy) {
+    case CacheRemedy::EmptyCache:
+      finding += fmt::format("; {} of it is {} segments with nothing in them", format_exact_size(heaps.idle_bytes),
+                             heaps.idle_heaps);
+      remedy = "give the idle segments back to the device before the large allocation: torch.cuda.empty_cache() "
+               "(PyTorch frees them itself only after a cudaMalloc failed, then tries again; what it cached for "
+               "another stream or a CUDA graph's private pool stays)";
+      break;
+    case CacheRemedy::ExpandableSegments:
+    case CacheRemedy::MaxSplitSize:
+      finding += heaps.idle_bytes ? fmt::format(" ({} in {} segments with nothing in them, not enough)",
+                                                format_exact_size(heaps.idle_bytes), heaps.idle_heaps)
+                                  : std::string(", none of it a whole idle segment");
+      finding += heaps.largest_free_bytes < failure.requested_bytes
+                     ? ": it is split between the tensors in use"
+                     : ": in blocks PyTorch did not use for this request (another stream or pool)";
+      if (*d.cache_remedy == CacheRemedy::ExpandableSegments)
+        remedy = fmt::format(
+            "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (it was {} in this run): a segment then grows by "
+            "mapping pages, and the pages of free blocks between tensors can be given back and mapped where they are "
+            "needed instead of staying split",
+            d.expandable_segments ? "off" : "not said to be on");
+      else
+        remedy = "expandable segments are on already: set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:N (blocks "
+                 "larger than N MiB are never split, so large requests find whole blocks) and "
+                 "garbage_collection_threshold:0.6 (cached blocks are given back before the cache fills the device)";
+      break;
+  }
+  return {std::move(finding), std::move(remedy)};
+}
+
+}  // namespace
+
 OomExplanation explain(const replay::Failure& failure, const OomDiagnosis& d, std::string_view growing_stack) {
   const uint64_t total = failure.device_total;
   switch (d.verdict) {
@@ -14,6 +62,8 @@ OomExplanation explain(const replay::Failure& failure, const OomDiagnosis& d, st
                           format_size(failure.requested_bytes), format_size(total)),
               "split the work: a smaller batch or chunk, tensor or pipeline parallelism across devices, or "
               "offloading to host memory"};
+    case Verdict::PytorchCache:
+      return explain_cache(failure, d);
     case Verdict::Fragmentation:
       return {fmt::format("the allocator's heaps had {} free, and with it the request would have fit ({} free + "
                           "{} cached >= {}), but their largest free block was {}: the free memory is in pieces",

@@ -9,7 +9,8 @@ namespace gpumemtrace::report {
 
 namespace {
 
-OomFailure failure_model(ModelInput& input, const replay::Failure& failure, const std::vector<Growth>& growth) {
+OomFailure failure_model(ModelInput& input, const replay::Failure& failure, const std::vector<Growth>& growth,
+                         const std::optional<PytorchAllocator>& pytorch) {
   const replay::Replay& replay = input.reserved_replay();
   OomFailure out;
   out.device = device_of(failure.device);
@@ -23,7 +24,7 @@ OomFailure failure_model(ModelInput& input, const replay::Failure& failure, cons
   out.live_count = failure.live_count;
   out.stack = input.stack(failure.stack);
 
-  OomDiagnosis d = diagnose(replay, failure, growth);
+  OomDiagnosis d = diagnose(replay, failure, growth, pytorch);
   std::string growing_stack;
   if (d.growth) growing_stack = compact_stack(input.frames(replay.sites()[d.growth->site].stack));
   OomExplanation why = explain(failure, d, growing_stack);
@@ -37,6 +38,9 @@ OomFailure failure_model(ModelInput& input, const replay::Failure& failure, cons
   out.pool_unused_bytes = d.pool_unused_bytes;
   for (const replay::PoolState& pool : failure.pools)
     out.pools.push_back({pool.pool, pool.reserved_bytes, pool.used_bytes});
+  if (failure.heaps.known()) out.heaps = failure.heaps;
+  out.heaps_are_pytorch = pytorch.has_value();
+  out.cache_remedy = d.cache_remedy;
 
   out.has_detail = failure.has_detail;
   for (const replay::SiteShare& share : failure.live_set) {
@@ -52,6 +56,8 @@ OomModel oom_model(ModelInput& input) {
   const replay::Replay& replay = input.reserved_replay();
   SiteFilter filter = input.filter(false);
   std::vector<Growth> growth = find_growth(replay);
+  std::optional<PytorchAllocator> pytorch;
+  if (input.trace().heaps_are_pytorch()) pytorch = PytorchAllocator{input.trace().expandable_segments()};
   OomModel model;
   model.top = input.selection().top;
   model.failures_without_detail = replay.failures_without_detail();
@@ -59,7 +65,7 @@ OomModel oom_model(ModelInput& input) {
     if (!failure.out_of_memory())
       ++model.other_failures;
     else if (wanted_account(replay.accounts()[failure.account], filter))
-      model.failures.push_back(failure_model(input, failure, growth));
+      model.failures.push_back(failure_model(input, failure, growth, pytorch));
   }
   return model;
 }

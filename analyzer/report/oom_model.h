@@ -45,6 +45,9 @@ struct OomFailure {
   uint64_t pool_used_bytes = 0;
   uint64_t pool_unused_bytes = 0;
   std::vector<PoolFigures> pools;         // the pools reported with the failure
+  std::optional<replay::HeapsAtFailure> heaps;  // the heaps it could have come from, when there are some
+  bool heaps_are_pytorch = false;               // they are PyTorch's segments
+  std::optional<CacheRemedy> cache_remedy;      // a PytorchCache verdict
 
   bool has_detail = false;         // the replay kept the live set (the first failures only)
   std::vector<LiveSite> live_set;  // largest first, at least --min-size

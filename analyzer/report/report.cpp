@@ -29,7 +29,7 @@ Report build_report(const Analysis& analysis, const Selection& selection, Symbol
   report.trace = trace_header(analysis);
   ModelInput input(analysis, selection, std::move(symbolize), report.stacks);
   report.body = build(input);
-  if (input.view_asked()) report.view = ReportView{input.view(), input.heaps()};
+  if (input.view_asked()) report.view = ReportView{input.view(), input.heaps(), input.trace().heaps_are_pytorch()};
   return report;
 }
 

@@ -77,6 +77,7 @@ using ReportBody = std::variant<SummaryReport, PeakReport, LeaksReport, GrowthRe
 struct ReportView {
   View view = View::Reserved;
   size_t heaps = 0;  // the heaps of the trace; without any, both views are the same
+  bool pytorch = false;  // they are PyTorch's segments (a snapshot, or snapshots joined to the trace)
 };
 
 struct Report {

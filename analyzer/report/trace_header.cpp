@@ -16,6 +16,7 @@ TraceHeader trace_header(const Analysis& analysis) {
   header.span_ns = replay.end_time_ns() - std::min(replay.end_time_ns(), replay.first_event_ns());
   header.inconsistencies = replay.inconsistencies();
   header.snapshot = analysis.trace.snapshot;
+  header.joined = analysis.trace.joined;
   return header;
 }
 

@@ -1,5 +1,5 @@
-// What every report says first: which trace (or PyTorch snapshot), whether it is complete, where a
-// snapshot's history begins, and what did not add up.
+// What every report says first: which trace (or PyTorch snapshot), whether it is complete, which PyTorch
+// snapshots were joined to it, where a snapshot's history begins, and what did not add up.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@ struct TraceHeader {
   uint64_t span_ns = 0;  // from the first allocation to the end
   replay::Inconsistencies inconsistencies;
   std::optional<pytorch::SnapshotInfo> snapshot;  // the trace is a PyTorch memory snapshot's
+  std::optional<JoinInfo> joined;  // the PyTorch snapshots the trace names, joined to it
 };
 
 TraceHeader trace_header(const Analysis& analysis);

@@ -1,6 +1,7 @@
 #include "analyzer/sources/analysis.h"
 
 #include <algorithm>
+#include <variant>
 
 namespace gpumemtrace::report {
 
@@ -16,37 +17,33 @@ std::string command_of(const trace::Process& process) {
   return out;
 }
 
-// Reads records (at most `limit`) into on_record(record), telling `progress` now and then.
+// Reads every record into on_record(record, reader), telling `progress` now and then.
 template <typename OnRecord>
-void read_records(trace::Reader& reader, uint64_t limit, const ProgressFn& progress, OnRecord on_record) {
+void read_records(SourceRecords& records, const ProgressFn& progress, OnRecord on_record) {
   constexpr uint64_t kProgressEvery = uint64_t{1} << 20;  // records
   uint64_t until_progress = kProgressEvery;
-  while (reader.records() < limit) {
-    const trace::Record* record = reader.next();
-    if (!record) return;
-    on_record(*record);
+  while (const trace::Record* record = records.next()) {
+    on_record(*record, records.reader());
     if (--until_progress == 0) {
       until_progress = kProgressEvery;
-      if (progress) progress(reader.stop_offset(), reader.file_size());
+      if (progress) progress(records.trace().stop_offset(), records.trace().file_size());
     }
   }
 }
 
-}  // namespace
-
-Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress) {
-  Analysis analysis;
-  analysis.source = std::make_shared<const TraceSource>(path);
-  std::shared_ptr<trace::Reader> read = analysis.source->reader();
-  trace::Reader& reader = *read;
-  analysis.options = options;
-  analysis.replay = std::make_unique<replay::Replay>(options);
-  replay::Replay& replay = *analysis.replay;
-  read_records(reader, UINT64_MAX, progress, [&](const trace::Record& record) { replay.on_record(record, reader); });
-  replay.finish(reader);
-
-  TraceInfo& info = analysis.trace;
-  info.path = path;
+// The first reading: into a fresh replay, and the TorchSnapshot records it passes.
+std::unique_ptr<replay::Replay> read_first(const TraceSource& source, uint64_t limit,
+                                           const replay::ReplayOptions& options, const ProgressFn& progress,
+                                           TraceInfo& info, std::vector<NamedSnapshot>* named) {
+  auto replay = std::make_unique<replay::Replay>(options);
+  SourceRecords records = source.records(limit);
+  read_records(records, progress, [&](const trace::Record& record, const trace::Reader& reader) {
+    replay->on_record(record, reader);
+    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(&record); snapshot && named)
+      named->push_back(NamedSnapshot::of(*snapshot));
+  });
+  const trace::Reader& reader = records.trace();
+  replay->finish(reader);
   if (const trace::Process* process = reader.process()) {
     info.pid = process->pid;
     info.rank = process->rank;
@@ -60,17 +57,39 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   info.records = reader.records();
   info.stop_offset = reader.stop_offset();
   info.file_size = reader.file_size();
-  info.snapshot = analysis.source->snapshot();
+  return replay;
+}
+
+}  // namespace
+
+Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress,
+                 const SourceOptions& source_options) {
+  Analysis analysis;
+  auto source = std::make_shared<TraceSource>(path);
+  TraceInfo& info = analysis.trace;
+  info.path = path;
+  info.snapshot = source->snapshot();
+  analysis.options = options;
+  std::vector<NamedSnapshot> named;
+  bool join = source_options.join_snapshots && !source->snapshot();
+  analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr);
+  if (!named.empty()) {
+    // Read again with the snapshots' history among the trace's records, as far as the first reading went.
+    source->join(join_snapshots(path, named, info.records));
+    info.joined = source->joined()->info;
+    if (!source->joined()->records.empty())
+      analysis.replay = read_first(*source, info.records, options, progress, info, nullptr);
+  }
+  analysis.source = std::move(source);
   return analysis;
 }
 
 void read_again(const Analysis& analysis, replay::Replay& replay, const ProgressFn& progress, const RecordVisit& visit) {
-  std::shared_ptr<trace::Reader> read = analysis.source->reader();
-  trace::Reader& reader = *read;
-  // As many records as the first reading: a trace still being written may have grown since.
-  read_records(reader, analysis.trace.records, progress,
-               [&](const trace::Record& record) { visit(record, reader, replay); });
-  replay.finish(reader);
+  // As many of the trace's records as the first reading: a trace still being written may have grown since.
+  SourceRecords records = analysis.source->records(analysis.trace.records);
+  read_records(records, progress,
+               [&](const trace::Record& record, const trace::Reader& reader) { visit(record, reader, replay); });
+  replay.finish(records.trace());
 }
 
 std::unique_ptr<replay::Replay> reread(const Analysis& analysis, replay::ReplayOptions options,

@@ -28,6 +28,19 @@ struct TraceInfo {
   uint64_t stop_offset = 0;
   uint64_t file_size = 0;
   std::optional<pytorch::SnapshotInfo> snapshot;  // the path is a PyTorch memory snapshot, read as a trace
+  std::optional<JoinInfo> joined;  // the PyTorch snapshots the trace names, joined to it (snapshot_join.h)
+
+  // PyTorch's caching allocator is what the heaps are: a snapshot, or a trace with snapshots joined.
+  bool heaps_are_pytorch() const { return snapshot || (joined && !joined->snapshots.empty()); }
+  // Expandable segments were on, as far as the snapshots say.
+  std::optional<bool> expandable_segments() const {
+    return snapshot ? snapshot->expandable_segments : joined ? joined->expandable_segments : std::nullopt;
+  }
+};
+
+// How a path is read.
+struct SourceOptions {
+  bool join_snapshots = true;  // a trace with the PyTorch snapshots its records name (snapshot_join.h)
 };
 
 struct Analysis {
@@ -42,7 +55,10 @@ using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
 
 // Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
 // snapshot (TraceSource). A corrupt trace is read up to the damage and flagged (trace.corrupt, trace.error).
-Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {});
+// A trace that names PyTorch snapshots is read once more with them joined (trace.joined says how it went:
+// a snapshot that cannot be read is left out, in joined->unreadable).
+Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {},
+                 const SourceOptions& source = {});
 
 // Called for each record of a second reading, which hands it to the replay itself (replay.on_record).
 using RecordVisit =

@@ -36,6 +36,13 @@ std::vector<std::string> trace_paths(const std::string& path) {
   }
   if (paths.empty()) throw TraceSetError("no gpumemtrace trace in this directory");
   std::sort(paths.begin(), paths.end());
+  // The PyTorch snapshots a trace's hook wrote beside it (TRACE.torch-*.pickle) are read with that trace.
+  const std::vector<std::string> all = paths;
+  std::erase_if(paths, [&](const std::string& candidate) {
+    size_t mark = candidate.rfind(".torch-");
+    return candidate.ends_with(".pickle") && mark != std::string::npos &&
+           std::binary_search(all.begin(), all.end(), candidate.substr(0, mark));
+  });
   return paths;
 }
 

@@ -20,7 +20,8 @@ class TraceSetError : public std::runtime_error {
 bool looks_like_trace(const std::string& path);
 
 // The path itself when it is a file (whatever it holds: the reader says what is wrong with it); for a
-// directory, every regular file directly in it that looks like a trace, sorted by name. Throws
+// directory, every regular file directly in it that looks like a trace, sorted by name, but the PyTorch
+// snapshots a trace of it wrote beside itself (TRACE.torch-*.pickle: read with that trace). Throws
 // TraceSetError.
 std::vector<std::string> trace_paths(const std::string& path);
 

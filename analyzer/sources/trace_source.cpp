@@ -42,6 +42,11 @@ TraceSource::TraceSource(const std::string& path) : path_(path) {
   }
 }
 
+SourceRecords TraceSource::records(uint64_t limit) const {
+  if (!join_) return SourceRecords(reader(), limit);
+  return SourceRecords(reader(), limit, join_->records, join_->positions);
+}
+
 std::shared_ptr<trace::Reader> TraceSource::reader() const {
   if (!converted_) return std::make_shared<trace::Reader>(path_);
   auto held = std::make_shared<BufferReader>(converted_);

@@ -1,7 +1,8 @@
 // What a path holds, opened to be read as a trace: one of our trace files (read through a mapping), or a
 // PyTorch memory snapshot (torch.cuda.memory._dump_snapshot()) made into a trace in memory
 // (pytorch/snapshot_trace.h). Told apart by their first bytes (a pickle starts with PROTO 2 or later),
-// never by the file's name, so every command that reads a trace reads a snapshot too.
+// never by the file's name, so every command that reads a trace reads a snapshot too. A trace may then be
+// joined with the PyTorch snapshots its records name (snapshot_join.h): its records come with theirs.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "analyzer/sources/pytorch/snapshot_trace.h"
+#include "analyzer/sources/snapshot_join.h"
+#include "analyzer/sources/source_records.h"
 #include "trace/reader/reader.h"
 
 namespace gpumemtrace::report {
@@ -20,15 +23,23 @@ class TraceSource {
   // not plain data, or plain data that is not a snapshot).
   explicit TraceSource(const std::string& path);
 
-  // A reader from the start of the trace; it may outlive the source.
+  // A reader from the start of the trace, of its own records only; it may outlive the source.
   std::shared_ptr<trace::Reader> reader() const;
+  // The records from the start, the trace's first `limit` and the joined ones among them; the source must
+  // outlive them.
+  SourceRecords records(uint64_t limit = UINT64_MAX) const;
   // What the snapshot held, when the path is one.
   const std::optional<pytorch::SnapshotInfo>& snapshot() const { return snapshot_; }
+
+  // The trace's records come with the joined ones from now on.
+  void join(SnapshotJoin join) { join_ = std::move(join); }
+  const std::optional<SnapshotJoin>& joined() const { return join_; }
 
  private:
   std::string path_;
   std::shared_ptr<const std::vector<uint8_t>> converted_;  // the snapshot's trace
   std::optional<pytorch::SnapshotInfo> snapshot_;
+  std::optional<SnapshotJoin> join_;
 };
 
 }  // namespace gpumemtrace::report

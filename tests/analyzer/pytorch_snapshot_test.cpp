@@ -17,11 +17,7 @@ namespace {
 using Json = nlohmann::json;
 constexpr uint64_t kMiB = 1 << 20;
 
-ProcessResult gpumemtrace(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{bin_dir() + "/gpumemtrace"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv);
-}
+ProcessResult gpumemtrace(const std::vector<std::string>& args) { return run_gpumemtrace(args); }
 
 Json report_json(const std::vector<std::string>& args) {
   ProcessResult r = gpumemtrace(args);

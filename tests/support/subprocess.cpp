@@ -77,6 +77,12 @@ EnvChanges sim_env(EnvChanges extra) {
 }
 
 std::string bin_dir() { return GPUMEMTRACE_TEST_BIN_DIR; }
+
+ProcessResult run_gpumemtrace(const std::vector<std::string>& args, const EnvChanges& env) {
+  std::vector<std::string> argv{bin_dir() + "/gpumemtrace"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env);
+}
 std::string lib_dir() { return GPUMEMTRACE_TEST_LIB_DIR; }
 std::string sim_dir() { return GPUMEMTRACE_TEST_SIM_DIR; }
 std::string test_data_dir() { return GPUMEMTRACE_TEST_DATA_DIR; }

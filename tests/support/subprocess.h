@@ -21,6 +21,8 @@ struct ProcessResult {
 using EnvChanges = gpumemtrace::EnvChanges;
 
 ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges& env = {});
+// Runs the analyzer, build/bin/gpumemtrace, with `args`.
+ProcessResult run_gpumemtrace(const std::vector<std::string>& args, const EnvChanges& env = {});
 
 // The environment that puts the simulated device (build/lib/sim) first on the library path.
 EnvChanges sim_env(EnvChanges extra = {});

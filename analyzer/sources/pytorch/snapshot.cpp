@@ -258,6 +258,13 @@ Snapshot SnapshotReader::read() {
     Walk::Dict dict(walk, root);
     segments = dict.at(schema::kSegments);
     traces = walk.optional(dict, schema::kDeviceTraces);
+    // Only advice depends on the settings: a snapshot whose settings have another form is still read.
+    if (std::optional<Id> settings = dict.find(schema::kAllocatorSettings);
+        settings && pickle_[*settings].kind == PickleKind::Dict) {
+      std::optional<Id> expandable = Walk::Dict(walk, *settings).find(schema::kExpandableSegments);
+      if (expandable && pickle_[*expandable].kind == PickleKind::Bool)
+        snapshot.expandable_segments = pickle_[*expandable].payload != 0;
+    }
   } else if (pickle_[root].kind == PickleKind::List) {
     snapshot.legacy = true;
   } else {

@@ -61,6 +61,14 @@ struct SnapshotEntry {
   std::optional<uint64_t> time_us;  // wall clock, µs since the epoch, when recorded
   FramesId frames = kNoFrames;
   std::string_view user_metadata;
+
+  // The same event, as two snapshots of one process's ring buffer have it (their frames are in different
+  // pickles and are not compared).
+  bool same_event(const SnapshotEntry& other) const {
+    return action == other.action && address == other.address && size == other.size &&
+           device_free == other.device_free && stream == other.stream && time_us == other.time_us &&
+           user_metadata == other.user_metadata;
+  }
 };
 
 struct Snapshot {
@@ -68,6 +76,7 @@ struct Snapshot {
   std::vector<SnapshotSegment> segments;
   std::vector<std::vector<SnapshotEntry>> device_traces;  // by device
   uint64_t unknown_actions = 0;                           // entries of an action this reader does not know (skipped)
+  std::optional<bool> expandable_segments;                // allocator_settings, when the snapshot has them
 };
 
 class SnapshotReader {

@@ -2,8 +2,8 @@
 // torch/csrc/cuda/Module.cpp writes it and torch/cuda/_memory_viz.py and torch/utils/viz/MemoryViz.js read
 // it: the names of its keys, block states and trace actions, for both the import and the memory-viz export.
 //
-//   {"segments": [segment...], "device_traces": [[entry...] per device], "allocator_settings": {...},
-//    "external_annotations": [...]}                    (legacy: the bare list of segments)
+//   {"segments": [segment...], "device_traces": [[entry...] per device], "allocator_settings": {...,
+//    "expandable_segments": bool}, "external_annotations": [...]}   (legacy: the bare list of segments)
 //   segment  {"device", "address", "total_size", "allocated_size", "active_size", "requested_size", "stream",
 //             "segment_type": "large"|"small", "segment_pool_id", "is_expandable", "frames", "blocks": [...]}
 //   block    {"address", "size", "requested_size", "state", "frames"}; legacy: "history": [{"addr",
@@ -22,6 +22,7 @@ namespace gpumemtrace::pytorch::schema {
 inline constexpr std::string_view kSegments = "segments";
 inline constexpr std::string_view kDeviceTraces = "device_traces";
 inline constexpr std::string_view kAllocatorSettings = "allocator_settings";
+inline constexpr std::string_view kExpandableSegments = "expandable_segments";  // in allocator_settings
 
 inline constexpr std::string_view kDevice = "device";
 inline constexpr std::string_view kAddress = "address";

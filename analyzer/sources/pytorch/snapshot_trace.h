@@ -1,19 +1,14 @@
 // A PyTorch memory snapshot made into a trace, so that every report reads it as it reads our own traces
-// (docs/reports.md, "PyTorch snapshots"):
-//   a segment       a device allocation (cudaMalloc) with the stack that made it (the segment's frames, else
-//                   its first block's), and a heap over its memory (HeapCreate);
-//   an active block a SubAlloc in its segment's heap: size the requested bytes, reserved the block's size, its
-//                   stack; a block "active_pending_free" is then requested free (SubFreeRequested);
-//   inactive blocks the heaps' free gaps;
-//   the frames      Python frames (PythonCode) and C++ frames known by name and file (NativeFunction);
-//   an oom entry    a failed cudaMalloc with the free bytes CUDA reported.
-// The trace entries (device_traces) are a ring buffer of the last events: their history is undone from the
-// state at the dump, newest first, as PyTorch's MemoryViz.js does, to find the state when recording began;
-// the trace holds that state at its time 0, then the entries forward in time from 1 µs (time_us: the wall
-// clock since the first entry, else one µs apart).
+// (docs/reports.md, "PyTorch snapshots"): each segment a device allocation (cudaMalloc) with a heap over it,
+// each active block a sub-allocation in it, inactive blocks the heaps' free gaps, an oom entry a failed
+// cudaMalloc (history_writer.h). The trace entries (device_traces) are a ring buffer of the last events:
+// their history is undone from the state at the dump, newest first, as PyTorch's MemoryViz.js does, to find
+// the state when recording began; the trace holds that state at its time 0, then the entries forward in time
+// from 1 µs (time_us: the wall clock since the first entry, else one µs apart).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -39,6 +34,7 @@ struct SnapshotInfo {
   uint64_t history_end_wall_ns = 0;    // the last entry's
   uint64_t trace_start_wall_ns = 0;    // the trace's time 0, when it has the state then: 1 µs before the first entry
   uint64_t unknown_actions = 0;        // entries of an action this reader does not know (skipped)
+  std::optional<bool> expandable_segments;  // allocator_settings' expandable_segments, when the snapshot has them
   HistoryInconsistencies inconsistencies;
 };
 

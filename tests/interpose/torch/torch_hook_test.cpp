@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/support/python_interpreters.h"
+#include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
 #include "trace/reader/reader.h"
@@ -354,7 +355,140 @@ TEST_P(TorchHook, SnapshotCommandRefusesAProcessWithoutTheHook) {
   }
 }
 
+// The analyzer joins the trace of the out-of-memory run with the two snapshots it wrote (oom-1, exit).
+class TorchJoin : public TorchHook {
+ protected:
+  static constexpr uint64_t kTrainAsked = 1000 + 300 * kKiB + 700 * kKiB + 3 * kMiB + 12 * kMiB + 25 * kMiB;
+  static constexpr uint64_t kTensorsAsked = 6 * 30 * kMiB;
+
+  TracedRun oom_run(EnvChanges extra = {}) {
+    extra.emplace("GPUMEMTRACE_SIM_MEMORY", "256MiB");
+    return traced("oom", std::move(extra));
+  }
+  static nlohmann::json report(const std::vector<std::string>& args) {
+    ProcessResult r = run_gpumemtrace(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  }
+};
+
+// The Python frame a JSON stack starts with is in torch_workload.py, at `line`.
+bool starts_at(const nlohmann::json& stack, uint32_t line) {
+  if (stack.empty()) return false;
+  const nlohmann::json& frame = stack.at(0);
+  return frame["kind"] == "python" && frame["file"].get<std::string>().ends_with("/torch_workload.py") &&
+         frame["line"] == line;
+}
+
+// Each event of PyTorch's history once: the exit snapshot's ring buffer holds the oom snapshot's and what came
+// after. The used view counts the tensors (what they asked for) with their Python stacks: train()'s that stay
+// and the six of 30 MiB.
+TEST_P(TorchJoin, TheReportsShowPytorchsTensorsInTheTracesSegments) {
+  TracedRun run = oom_run();
+  size_t oom_events = facts(run.dir + "/root.trace.torch-oom-1.pickle")["history"].size();
+  size_t exit_events = facts(run.dir + "/root.trace.torch-exit.pickle")["history"].size();
+  ASSERT_GT(exit_events, oom_events);
+
+  nlohmann::json summary = report({"summary", "--json", run.trace});
+  const nlohmann::json& joined = summary["trace"]["pytorch_snapshots"];
+  ASSERT_EQ(joined["joined"].size(), 2u);
+  EXPECT_EQ(joined["joined"][0]["file"], "root.trace.torch-oom-1.pickle");
+  EXPECT_EQ(joined["joined"][1]["file"], "root.trace.torch-exit.pickle");
+  EXPECT_EQ(joined["joined"][1]["repeated_events"], oom_events);
+  EXPECT_EQ(joined["events"], exit_events);
+  EXPECT_EQ(joined["segments"], 9);
+  EXPECT_EQ(joined["missing_segments"], 0);
+  EXPECT_EQ(joined["other_allocations"], 0);
+  EXPECT_EQ(joined["unmatched_ooms"], 0);
+  for (const auto& [what, count] : joined["history_inconsistencies"].items()) EXPECT_EQ(count, 0) << what;
+
+  EXPECT_EQ(summary["view"], "used");
+  const nlohmann::json& device = summary["devices"].at(0);
+  EXPECT_EQ(device["peak_bytes"], kTrainAsked + kTensorsAsked);
+  EXPECT_EQ(device["final_bytes"], kTrainAsked) << "train()'s tensors are never deleted";
+  EXPECT_EQ(device["reserved"]["peak_bytes"], (2 + 20 + 26 + 6 * 30) * kMiB);
+
+  uint32_t tensors = line_containing(kWorkload, "held.append(torch.cuda.caching_allocator_alloc(30 * MiB))");
+  uint32_t train = line_containing(kWorkload, "held = [alloc(size) for size in");
+  nlohmann::json peak = report({"peak", "--json", run.trace})["peak"];
+  bool saw_tensors = false, saw_train = false;
+  for (const nlohmann::json& site : peak) {
+    if (starts_at(site["stack"], tensors)) {
+      saw_tensors = true;
+      EXPECT_EQ(site["bytes"], kTensorsAsked);
+      EXPECT_EQ(site["allocations"], 6);
+    } else if (starts_at(site["stack"], train)) {
+      saw_train = true;
+      EXPECT_EQ(site["bytes"], kTrainAsked - 1000) << "the first tensor came before the history: no stack";
+      EXPECT_EQ(site["allocations"], 5);
+    }
+  }
+  EXPECT_TRUE(saw_tensors && saw_train) << peak.dump(1);
+}
+
+// At the failure the free memory of PyTorch's cache is split between tensors: 300 KiB and the last 747 KiB of the
+// small segment, 5 MiB in the 20 MiB one; with the device's 28 MiB it would have held the 30 MiB asked for.
+TEST_P(TorchJoin, TheOutOfMemoryVerdictIsPytorchsCache) {
+  for (bool expandable : {false, true}) {
+    SCOPED_TRACE(expandable ? "expandable segments on" : "expandable segments off");
+    TracedRun run = expandable ? oom_run({{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}}) : oom_run();
+    nlohmann::json ooms = report({"oom", "--json", run.trace})["ooms"];
+    ASSERT_EQ(ooms.size(), 2u) << "the cudaMalloc, and its retry once the cache had nothing whole to give back";
+    for (const nlohmann::json& oom : ooms) {
+      EXPECT_EQ(oom["verdict"], "pytorch-cache");
+      EXPECT_EQ(oom["cache_remedy"], expandable ? "max-split-size" : "expandable-segments");
+      const nlohmann::json& heaps = oom["heaps"];
+      EXPECT_EQ(heaps["pytorch"], true);
+      EXPECT_EQ(heaps["heaps"], 9);
+      EXPECT_EQ(heaps["reserved_bytes"], (2 + 20 + 26 + 6 * 30) * kMiB);
+      EXPECT_EQ(heaps["allocated_bytes"], kTrainAsked + kTensorsAsked);
+      EXPECT_EQ(heaps["free_bytes"], 300 * kKiB + (2 * kMiB - 1024 - 2 * 300 * kKiB - 700 * kKiB) + 5 * kMiB);
+      EXPECT_EQ(heaps["free_blocks"], 3);
+      EXPECT_EQ(heaps["largest_free_block_bytes"], 5 * kMiB);
+      EXPECT_EQ(heaps["idle_bytes"], 0);
+      EXPECT_NE(oom["finding"].get<std::string>().find(
+                    "PyTorch's cache would have held it: 28.0 MiB (29360128 B) free + 6.02 MiB (6315008 B) cached >= "
+                    "30.0 MiB (31457280 B)"),
+                std::string::npos)
+          << oom["finding"];
+    }
+  }
+}
+
+// A snapshot file gone: one warning, and the trace is analyzed with the other. --no-snapshots: the trace alone,
+// as it reads with no snapshot beside it.
+TEST_P(TorchJoin, AMissingSnapshotIsAWarningAndNoSnapshotsIsTheTraceAlone) {
+  TracedRun run = oom_run();
+  nlohmann::json alone = report({"summary", "--json", "--no-snapshots", run.trace});
+  EXPECT_FALSE(alone["trace"].contains("pytorch_snapshots"));
+  std::string copy = make_temp_dir() + "/root.trace";
+  fs::copy_file(run.trace, copy);
+  ProcessResult without = run_gpumemtrace({"summary", "--json", copy});
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_EQ(lines_of(without.err).size(), 2u) << without.err;
+  nlohmann::json by_itself = nlohmann::json::parse(without.out);
+  for (nlohmann::json* json : {&alone, &by_itself}) {
+    (*json)["trace"].erase("path");
+    (*json)["trace"].erase("pytorch_snapshots");
+  }
+  EXPECT_EQ(alone, by_itself);
+
+  size_t oom_events = facts(run.dir + "/root.trace.torch-oom-1.pickle")["history"].size();
+  fs::remove(run.dir + "/root.trace.torch-exit.pickle");
+  ProcessResult r = run_gpumemtrace({"summary", "--json", run.trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "gpumemtrace: warning: " + run.dir +
+                       "/root.trace.torch-exit.pickle: no such file: the trace is analyzed without this PyTorch "
+                       "snapshot\n");
+  nlohmann::json joined = nlohmann::json::parse(r.out)["trace"]["pytorch_snapshots"];
+  ASSERT_EQ(joined["joined"].size(), 1u);
+  EXPECT_EQ(joined["joined"][0]["file"], "root.trace.torch-oom-1.pickle");
+  EXPECT_EQ(joined["events"], oom_events);
+}
+
 INSTANTIATE_TEST_SUITE_P(Interpreters, TorchHook, testing::Values(10u, 11u, 12u, 13u, 14u), python_minor_name);
+INSTANTIATE_TEST_SUITE_P(Interpreters, TorchJoin, testing::Values(10u, 11u, 12u, 13u, 14u), python_minor_name);
 
 TEST(SnapshotCommand, RefusesAnUntracedProcessAndABadProcessId) {
   ProcessResult self = run_process({bin_dir() + "/gpumemtrace", "snapshot", std::to_string(getpid())});

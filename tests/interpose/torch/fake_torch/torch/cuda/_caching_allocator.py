@@ -12,8 +12,11 @@ PyTorch's rules:
   total, device free) after the lock is released, then torch.cuda.OutOfMemoryError;
 - the lock is recursive, as PyTorch's std::recursive_mutex; stacks are gathered before taking it;
 - the history is a ring buffer of max_entries entries, returned oldest first; alloc and free entries carry the
-  size asked for, oom entries the rounded one.
-Not modelled: streams and events, several devices, expandable segments, max_split_size, private pools.
+  size asked for, oom entries the rounded one;
+- the snapshot's allocator_settings say what PYTORCH_CUDA_ALLOC_CONF sets (expandable_segments,
+  max_split_size_mb, garbage_collection_threshold), as PyTorch reports them.
+Not modelled: streams and events, several devices, private pools, and what those settings change: the segments
+always come from cudaMalloc, whole, and large blocks are always split.
 """
 
 import ctypes
@@ -42,6 +45,18 @@ def log_call(line):
     if path:
         with open(path, "a") as out:
             out.write(line + "\n")
+
+
+def allocator_settings():
+    """PYTORCH_CUDA_ALLOC_CONF ("expandable_segments:True,max_split_size_mb:512") as the snapshot's
+    allocator_settings has it (c10/cuda/CUDAAllocatorConfig)."""
+    conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    options = dict(item.split(":", 1) for item in conf.split(",") if ":" in item)
+    max_split = options.get("max_split_size_mb")
+    return {"PYTORCH_CUDA_ALLOC_CONF": conf,
+            "max_split_size": int(float(max_split) * (1 << 20)) if max_split else -1,
+            "garbage_collection_threshold": float(options.get("garbage_collection_threshold", 0.0)),
+            "expandable_segments": options.get("expandable_segments") == "True"}
 
 
 def round_size(size):
@@ -257,8 +272,7 @@ class CachingAllocator:
             return {
                 "segments": segments,
                 "device_traces": [self.ordered_trace()],
-                "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
-                                       "garbage_collection_threshold": 0.0, "expandable_segments": False},
+                "allocator_settings": allocator_settings(),
                 "external_annotations": [],
             }
 
