@@ -94,7 +94,7 @@ void check_pending() {
     void* handle = glibc_dlopen()(load.file.c_str(), RTLD_LAZY | RTLD_NOLOAD);
     if (!handle) continue;  // the load failed
     const char* why = bypass_of(load, handle);
-    if (why && !g_warned.exchange(true)) {
+    if (why && recording_enabled() && !g_warned.exchange(true)) {
       warn("%s was loaded with RTLD_DEEPBIND and %s: the GPU memory it allocates is not traced",
            load.file.c_str(), why);
     }
