@@ -27,23 +27,37 @@ std::multiset<uint64_t> sizes(uint64_t step, uint64_t extra) {
   return out;
 }
 
-// The sizes of the trace's allocations under `api`; every allocation freed once, under `free_api`.
-std::multiset<uint64_t> traced_sizes(const TraceFacts& facts, format::Api api, format::Api free_api) {
-  std::multiset<uint64_t> out;
-  std::multiset<uint64_t> live;
-  for (const auto& a : facts.allocs) {
-    if (a.api != api) continue;
-    out.insert(a.size);
-    live.insert(a.address);
+struct Expected {
+  format::Api api;
+  format::Api free_api;
+  std::multiset<uint64_t> sizes;
+};
+
+// The run's trace is complete and holds exactly `expected`: allocations under each API with those sizes, each
+// freed once under its free API, and nothing else.
+void expect_trace_holds(const TracedRun& run, const std::vector<Expected>& expected) {
+  TraceFacts facts = read_trace(run.trace);
+  EXPECT_TRUE(facts.complete()) << facts.error;
+  size_t count = 0;
+  for (const Expected& e : expected) {
+    std::multiset<uint64_t> traced, live;
+    for (const auto& a : facts.allocs) {
+      if (a.api != e.api) continue;
+      traced.insert(a.size);
+      live.insert(a.address);
+    }
+    EXPECT_EQ(traced, e.sizes);
+    for (const auto& f : facts.frees) {
+      if (f.api != e.free_api) continue;
+      auto it = live.find(f.address);
+      EXPECT_NE(it, live.end()) << "a free of an address not allocated under that API: " << f.address;
+      if (it != live.end()) live.erase(it);
+    }
+    EXPECT_TRUE(live.empty()) << live.size() << " allocations never freed";
+    count += e.sizes.size();
   }
-  for (const auto& f : facts.frees) {
-    if (f.api != free_api) continue;
-    auto it = live.find(f.address);
-    EXPECT_NE(it, live.end()) << "a free of an address not allocated under that API: " << f.address;
-    if (it != live.end()) live.erase(it);
-  }
-  EXPECT_TRUE(live.empty()) << live.size() << " allocations never freed";
-  return out;
+  EXPECT_EQ(facts.allocs.size(), count);
+  EXPECT_EQ(facts.frees.size(), count);
 }
 
 // The tracer said one line on stderr, and it says `what`.
@@ -83,11 +97,7 @@ TEST(NeighbourBinding, DeepbindPluginOnARuntimeLoadedBefore) {
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
   EXPECT_EQ(printed_value(run.result.out, "done"), static_cast<uint64_t>(kAllocations));
   EXPECT_EQ(run.result.err, "");
-  TraceFacts facts = read_trace(run.trace);
-  EXPECT_TRUE(facts.complete()) << facts.error;
-  EXPECT_EQ(facts.allocs.size(), static_cast<size_t>(kAllocations));
-  EXPECT_EQ(traced_sizes(facts, format::Api::cuMemAlloc, format::Api::cuMemFree), sizes(4096, 100));
-  EXPECT_EQ(facts.frees.size(), static_cast<size_t>(kAllocations));
+  expect_trace_holds(run, {{format::Api::cuMemAlloc, format::Api::cuMemFree, sizes(4096, 100)}});
 }
 
 // The plugin brings the runtime in with it: the runtime's dlsym is glibc's, so it reaches the driver
@@ -98,10 +108,7 @@ TEST(NeighbourBinding, DeepbindPluginWithItsOwnRuntimeIsSaidOnce) {
   TracedRun run = run_traced("reliability_prog_deepbind", args);
   expect_same_as_untraced(run, "reliability_prog_deepbind", args);
   expect_one_line(run.result.err, plugin("runtime") + " " + kDeepbindLine + "brought its own CUDA runtime");
-  TraceFacts facts = read_trace(run.trace);
-  EXPECT_TRUE(facts.complete()) << facts.error;
-  EXPECT_TRUE(facts.allocs.empty());
-  EXPECT_TRUE(facts.frees.empty());
+  expect_trace_holds(run, {});
 }
 
 // The plugin calls the driver it links: its cuMemAlloc is the driver's own, around the tracer's exported one.
@@ -113,9 +120,7 @@ TEST(NeighbourBinding, DeepbindPluginCallingTheDriverIsSaidOnce) {
     TracedRun run = run_traced("reliability_prog_deepbind", args);
     expect_same_as_untraced(run, "reliability_prog_deepbind", args);
     expect_one_line(run.result.err, plugin("driver") + " " + kDeepbindLine + "binds to the CUDA driver itself");
-    TraceFacts facts = read_trace(run.trace);
-    EXPECT_TRUE(facts.complete()) << facts.error;
-    EXPECT_TRUE(facts.allocs.empty());
+    expect_trace_holds(run, {});
   }
 }
 
@@ -128,12 +133,8 @@ TEST(NeighbourBinding, OwnDlsymForwardingToTheNextIsExact) {
   EXPECT_EQ(printed_value(run.result.out, "done"), static_cast<uint64_t>(kAllocations));
   EXPECT_EQ(printed_value(run.result.out, "own dlsym found cuGetProcAddress_v2"), 1u);
   EXPECT_EQ(run.result.err, "");
-  TraceFacts facts = read_trace(run.trace);
-  EXPECT_TRUE(facts.complete()) << facts.error;
-  EXPECT_EQ(facts.allocs.size(), static_cast<size_t>(2 * kAllocations));
-  EXPECT_EQ(traced_sizes(facts, format::Api::cudaMalloc, format::Api::cudaFree), sizes(8192, 300));
-  EXPECT_EQ(traced_sizes(facts, format::Api::cuMemAlloc, format::Api::cuMemFree), sizes(4096, 77));
-  EXPECT_EQ(facts.frees.size(), static_cast<size_t>(2 * kAllocations));
+  expect_trace_holds(run, {{format::Api::cudaMalloc, format::Api::cudaFree, sizes(8192, 300)},
+                           {format::Api::cuMemAlloc, format::Api::cuMemFree, sizes(4096, 77)}});
 }
 
 // The program's dlsym goes straight to glibc's: the runtime hooks still record the runtime's allocations
@@ -143,12 +144,9 @@ TEST(NeighbourBinding, OwnDlsymForwardingToGlibcIsSaidOnce) {
   std::vector<std::string> args{"libc", std::to_string(kAllocations)};
   TracedRun run = run_traced("reliability_prog_own_dlsym", args);
   expect_same_as_untraced(run, "reliability_prog_own_dlsym", args);
-  expect_one_line(run.result.err, "reliability_prog_own_dlsym defines its own dlsym, which does not forward to the tracer's");
-  TraceFacts facts = read_trace(run.trace);
-  EXPECT_TRUE(facts.complete()) << facts.error;
-  EXPECT_EQ(facts.allocs.size(), static_cast<size_t>(kAllocations));
-  EXPECT_EQ(traced_sizes(facts, format::Api::cudaMalloc, format::Api::cudaFree), sizes(8192, 300));
-  EXPECT_EQ(facts.frees.size(), static_cast<size_t>(kAllocations));
+  expect_one_line(run.result.err,
+                  "reliability_prog_own_dlsym defines its own dlsym, which does not forward to the tracer's");
+  expect_trace_holds(run, {{format::Api::cudaMalloc, format::Api::cudaFree, sizes(8192, 300)}});
 }
 
 }  // namespace
