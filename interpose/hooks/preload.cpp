@@ -9,12 +9,15 @@
 #include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/nvtx/nvtx_tool.h"
+#include "interpose/nvtx/phase_recorder.h"
 #include "interpose/recording/config.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
 
 __attribute__((constructor)) static void gpumemtrace_start() {
   gpumemtrace::interpose::start_recorder();
+  gpumemtrace::interpose::cupti::prepare();
+  gpumemtrace::interpose::phases::prepare();
   gpumemtrace::interpose::nvtx::claim_injection();
   gpumemtrace::interpose::torch::prepare();
   if (gpumemtrace::interpose::tracer_config().cupti)

@@ -79,6 +79,8 @@ const Domain* create_domain(std::string_view name) {
   return g_kept_domains.keep(g_domains.fetch_add(1, std::memory_order_relaxed) + 1, std::string(name));
 }
 
+void prepare() { Interned::instance(); }
+
 void push(const Domain* domain, std::string_view name) {
   write([&](writer::TraceWriter& writer, uint64_t) {
     writer.write(trace::PhasePush{{}, Interned::instance().name_locked(writer, domain, name)});
