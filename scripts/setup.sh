@@ -14,6 +14,8 @@ packages=(
   python3-pytest  # the pytest plugin (python/gpumemtrace/pytest_plugin.py) is tested under Debian's python3
   nodejs  # `gpumemtrace html`: npm ci and esbuild bundle the page's front end (analyzer/html) at build time
   chromium  # the HTML report's browser test, scripts/screenshot.sh and its benchmark (driven by playwright-core)
+  clang libclang-rt-dev  # scripts/fuzz.sh: clang and its libFuzzer and sanitizer runtimes (libclang_rt.*, a recommends of clang)
+  time  # /usr/bin/time: the analyzer's peak RSS in scripts/load.sh and bench/export.sh
 )
 # npm comes with some builds of nodejs (NodeSource's) and is its own package in Debian's.
 command -v npm >/dev/null || packages+=(npm)

@@ -193,7 +193,10 @@ class SnapshotBuilder : public replay::AllocationListener {
     std::vector<std::pair<uint64_t, VizSegment>> cut;
     for (const auto& [start, segment] : segments_)
       if (segment.expandable && start < address + size && address < start + segment.size) cut.emplace_back(start, segment);
-    for (const auto& [start, segment] : cut) {
+    for (const auto& piece : cut) {
+      // Not a structured binding: clang 14 (the fuzz preset's) cannot capture one in a lambda.
+      uint64_t start = piece.first;
+      const VizSegment& segment = piece.second;
       close_segment(start, time_ns);
       auto rest = [&](uint64_t bytes) {
         VizSegment part = segment;

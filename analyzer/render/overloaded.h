@@ -7,5 +7,8 @@ template <typename... Visitors>
 struct Overloaded : Visitors... {
   using Visitors::operator()...;
 };
+// C++20 deduces this for aggregates; clang before 17 (the fuzz preset's clang 14) needs it written.
+template <typename... Visitors>
+Overloaded(Visitors...) -> Overloaded<Visitors...>;
 
 }  // namespace gpumemtrace::render

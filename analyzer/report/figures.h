@@ -2,7 +2,9 @@
 // bytes with its stack.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -26,6 +28,14 @@ std::string_view view_name(View view);
 std::optional<View> view_named(std::string_view name);
 Memory memory_of(replay::Category category);
 std::optional<int32_t> device_of(int32_t device);  // none for trace::kNoDevice
+
+// after - before, clamped to the range of int64_t: the figures of a damaged trace or an edited baseline may
+// be anywhere in uint64_t, where subtracting them as int64_t overflows or gives the wrong sign.
+inline int64_t signed_change(uint64_t before, uint64_t after) {
+  constexpr uint64_t kLargest = std::numeric_limits<int64_t>::max();
+  if (after >= before) return static_cast<int64_t>(std::min(after - before, kLargest));
+  return -static_cast<int64_t>(std::min(before - after, kLargest));
+}
 
 // One account: a device's memory, or all managed or all pinned host memory (docs/reports.md).
 struct AccountFigures {

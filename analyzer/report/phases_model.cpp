@@ -27,7 +27,7 @@ PhasesModel phases_model(ModelInput& input) {
     f.left_live_bytes = instance.left_bytes;
     f.left_live_allocations = instance.left_count;
     if (!phase.instances.empty())
-      f.growth_bytes = static_cast<int64_t>(instance.live_at_end - phase.instances.back().live_at_end_bytes);
+      f.growth_bytes = signed_change(phase.instances.back().live_at_end_bytes, instance.live_at_end);
     for (const replay::SiteBytes& share : instance.left_live) {
       if (f.left_live.size() >= input.selection().top) break;
       f.left_live.push_back(input.site(replay, {share.site, share.bytes, share.count}));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/report/figures.h"
 #include "analyzer/report/run_profile.h"
 
 namespace gpumemtrace::report {
@@ -17,7 +18,7 @@ struct StackChange {
   std::string stack;  // the signature
   uint64_t before_bytes = 0;
   uint64_t after_bytes = 0;
-  int64_t delta() const { return static_cast<int64_t>(after_bytes) - static_cast<int64_t>(before_bytes); }
+  int64_t delta() const { return signed_change(before_bytes, after_bytes); }
 };
 
 // Every stack of either device whose bytes at the peak differ, most grown first (most shrunk last); ties
@@ -27,7 +28,7 @@ std::vector<StackChange> stack_changes(const DeviceProfile* before, const Device
 struct FigureChange {
   uint64_t before = 0;
   uint64_t after = 0;
-  int64_t delta() const { return static_cast<int64_t>(after) - static_cast<int64_t>(before); }
+  int64_t delta() const { return signed_change(before, after); }
 };
 
 struct DeviceChange {

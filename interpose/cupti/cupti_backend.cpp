@@ -174,6 +174,8 @@ bool start(StartedBy how) {
   return start_now(how);
 }
 
+void prepare() { backend(); }
+
 bool active() { return backend().active.load(std::memory_order_relaxed); }
 
 void flush() {

@@ -9,6 +9,9 @@ namespace gpumemtrace::interpose::cupti {
 
 enum class StartedBy { Environment, Injection };
 
+// Makes the backend's state at load time. Made lazily by a hook instead, a fork while another thread is
+// making it leaves the child waiting for that thread forever (at its first hook, or at _exit's flush).
+void prepare();
 // Subscribes to CUPTI and enables the activity kinds; once per process. False when CUPTI is not in use.
 bool start(StartedBy how);
 // Whether CUPTI is delivering activity to the trace.

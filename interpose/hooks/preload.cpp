@@ -6,26 +6,35 @@
 #include <unistd.h>
 
 #include "interpose/cupti/cupti_backend.h"
+#include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/nvtx/nvtx_tool.h"
+#include "interpose/nvtx/phase_recorder.h"
 #include "interpose/recording/config.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
 
 __attribute__((constructor)) static void gpumemtrace_start() {
   gpumemtrace::interpose::start_recorder();
+  gpumemtrace::interpose::cupti::prepare();
+  gpumemtrace::interpose::phases::prepare();
   gpumemtrace::interpose::nvtx::claim_injection();
   gpumemtrace::interpose::torch::prepare();
   if (gpumemtrace::interpose::tracer_config().cupti)
     gpumemtrace::interpose::cupti::start(gpumemtrace::interpose::cupti::StartedBy::Environment);
 }
 
-__attribute__((destructor)) static void gpumemtrace_finish() { gpumemtrace::interpose::finish_recorder(); }
+// A library loaded with RTLD_DEEPBIND that nobody looked into since is looked at last.
+__attribute__((destructor)) static void gpumemtrace_finish() {
+  gpumemtrace::interpose::check_deepbind_loads();
+  gpumemtrace::interpose::finish_recorder();
+}
 
 namespace {
 
 [[noreturn]] void exit_now(const char* name, int status) {
   gpumemtrace::interpose::cupti::flush();
+  gpumemtrace::interpose::check_deepbind_loads();
   gpumemtrace::interpose::finish_recorder();
   using ExitFn = void (*)(int);
   if (auto real = reinterpret_cast<ExitFn>(gpumemtrace::interpose::real_dlsym(RTLD_NEXT, name))) real(status);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/driver_table.h"
 #include "interpose/hooks/real_dlsym.h"
 #include "interpose/recording/debug_log.h"
@@ -114,6 +115,7 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
         vmm_served().add(address);
         return rc;
       }
+      if (address && size) on_runtime_allocation_unseen_by_driver();
       record(trace::Alloc{{}, api, device, address, size, 0, stream, pool});
       torch::on_allocation();
     } else {

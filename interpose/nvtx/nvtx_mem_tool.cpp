@@ -157,6 +157,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExt
     return 0;
   nvtxExtModuleSegment_t& segment = module->segments[0];
   if (!segment.functionSlots) return 0;
+  regions();  // made now, not by the first region call: see cupti::prepare()
   auto fill = [&segment](size_t id, auto function) {
     if (id < segment.slotCount) segment.functionSlots[id] = reinterpret_cast<intptr_t>(function);
   };

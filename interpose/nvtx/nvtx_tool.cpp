@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "interpose/nvtx/kept_forever.h"
 #include "interpose/nvtx/nvtx_message.h"
 #include "interpose/nvtx/phase_recorder.h"
 #include "interpose/recording/debug_log.h"
@@ -116,11 +117,12 @@ nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t domain, const nv
   return phases::start(domain_of(domain), message_of(attributes));
 }
 void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) { phases::end(id); }
+KeptForever<std::string> g_registered_strings;
 nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t, const char* text) {
-  return reinterpret_cast<nvtxStringHandle_t>(new std::string(text ? text : ""));
+  return reinterpret_cast<nvtxStringHandle_t>(g_registered_strings.keep(text ? text : ""));
 }
 nvtxStringHandle_t NVTX_API register_string_w(nvtxDomainHandle_t, const wchar_t* text) {
-  return reinterpret_cast<nvtxStringHandle_t>(new std::string(utf8(text)));
+  return reinterpret_cast<nvtxStringHandle_t>(g_registered_strings.keep(utf8(text)));
 }
 nvtxDomainHandle_t NVTX_API domain_create_a(const char* name) {
   return reinterpret_cast<nvtxDomainHandle_t>(const_cast<phases::Domain*>(phases::create_domain(name ? name : "")));

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interpose/nvtx/kept_forever.h"
 #include "interpose/recording/recorder.h"
 
 namespace gpumemtrace::interpose::phases {
@@ -64,6 +65,7 @@ class Interned {
 };
 
 std::atomic<uint64_t> g_domains{0};
+KeptForever<Domain> g_kept_domains;
 std::atomic<uint64_t> g_ranges{0};
 
 // Phase records carry no stack: the thread and the time are the recorder's.
@@ -74,8 +76,10 @@ void write(const EventWriter& write) {
 }  // namespace
 
 const Domain* create_domain(std::string_view name) {
-  return new Domain{g_domains.fetch_add(1, std::memory_order_relaxed) + 1, std::string(name)};
+  return g_kept_domains.keep(g_domains.fetch_add(1, std::memory_order_relaxed) + 1, std::string(name));
 }
+
+void prepare() { Interned::instance(); }
 
 void push(const Domain* domain, std::string_view name) {
   write([&](writer::TraceWriter& writer, uint64_t) {

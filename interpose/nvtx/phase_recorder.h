@@ -17,6 +17,8 @@ struct Domain {
 const Domain* create_domain(std::string_view name);
 
 // The calling thread enters / leaves a nested phase. `domain` may be null: the default domain.
+// Makes the phase recorder's state at load time, for the reason of cupti::prepare().
+void prepare();
 void push(const Domain* domain, std::string_view name);
 void pop(const Domain* domain);
 // A process-wide phase; returns its id (never 0), which end() takes on any thread.

@@ -204,6 +204,38 @@ TEST_F(Budgets, DiffTakesABaselineForEitherSide) {
   EXPECT_EQ(gpumemtrace({"diff", *small_}).exit_code, 1);  // diff keeps the usual usage status
 }
 
+// Figures anywhere in uint64_t (an edited baseline, a damaged trace): the change keeps its sign and is clamped
+// to the range of int64_t. Subtracting them as int64_t overflowed (UBSan, under fuzz_baseline) or turned
+// 16 EiB -> 0 into +1 B.
+TEST(BudgetDiff, ChangesBeyondTheSignedRangeKeepTheirSign) {
+  ScratchDir scratch;
+  auto baseline = [](uint64_t peak, uint64_t stack_bytes) {
+    return "{\"format\": \"gpumemtrace-baseline\", \"version\": 1, \"ranks\": [{\"rank\": null, \"complete\": true, "
+           "\"devices\": [{\"device\": 0, \"peak_bytes\": " + std::to_string(peak) + ", \"final_bytes\": 0, "
+           "\"leaked_bytes\": 0, \"allocations\": 1, \"frees\": 1, \"failed_allocations\": 0, \"out_of_memory\": 0, "
+           "\"stacks_at_peak\": [{\"bytes\": " + std::to_string(stack_bytes) + ", \"allocations\": 1, "
+           "\"stack\": \"main (prog.cpp)\"}]}]}]}";
+  };
+  std::string huge = scratch / "huge.json", small = scratch / "small.json";
+  write_text(huge, baseline(UINT64_MAX, uint64_t{1} << 63));
+  write_text(small, baseline(0, 1));
+
+  ProcessResult shrank = gpumemtrace({"diff", "--json", huge, small});
+  ASSERT_EQ(shrank.exit_code, 0) << shrank.err;
+  nlohmann::json device = nlohmann::json::parse(shrank.out)["devices"][0];
+  EXPECT_EQ(device["peak"]["delta_bytes"], -INT64_MAX);
+  ASSERT_EQ(device["shrank"].size(), 1u);
+  EXPECT_EQ(device["shrank"][0]["delta_bytes"], -INT64_MAX);
+
+  ProcessResult grew = gpumemtrace({"diff", "--json", small, huge});
+  ASSERT_EQ(grew.exit_code, 0) << grew.err;
+  device = nlohmann::json::parse(grew.out)["devices"][0];
+  EXPECT_EQ(device["peak"]["delta_bytes"], INT64_MAX);
+  ASSERT_EQ(device["grew"].size(), 1u);
+  EXPECT_EQ(device["grew"][0]["delta_bytes"], INT64_MAX);
+  EXPECT_EQ(gpumemtrace({"diff", small, huge}).exit_code, 0);
+}
+
 // A window of the run (--from, --to): only what was allocated in it counts, and its leaks are what it still held
 // at --to. Hand-built: 100 B at 1 µs, 50 B at 2 µs, the 100 B freed at 3 µs, 10 B at 4 µs, the end at 5 µs.
 TEST(BudgetWindow, OnlyTheAllocationsOfTheWindowCount) {

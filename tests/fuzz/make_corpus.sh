@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Remakes the seed corpus of tests/fuzz/corpus from a built tree (default build/): traces of the test
 # programs run under the tracer on the simulated device, complete and cut at several points (what a killed
-# process leaves), traces of bench_trace_generator, and the .eh_frame sections of the programs and libraries.
+# process leaves), traces of bench_trace_generator, the .eh_frame sections of the programs and libraries,
+# and the baselines of those traces. Inputs kept by hand (regression-*: what a fuzzer once crashed on;
+# hand-*) stay.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
 traces="$root/tests/fuzz/corpus/fuzz_trace_reader"
 tables="$root/tests/fuzz/corpus/fuzz_unwind_tables"
+baselines="$root/tests/fuzz/corpus/fuzz_baseline"
 snapshots="$root/tests/fuzz/corpus/fuzz_snapshot_reader"
-rm -rf "$traces" "$tables"
-mkdir -p "$traces" "$tables" "$snapshots"
-find "$snapshots" -type f ! -name 'regression-*' -delete  # the inputs of fixed defects stay
+mkdir -p "$traces" "$tables" "$baselines" "$snapshots"
+# The inputs of fixed defects (regression-*) and the hand-made ones (hand-*) stay.
+find "$traces" "$tables" "$baselines" "$snapshots" -type f ! -name 'regression-*' ! -name 'hand-*' -delete
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -46,6 +49,16 @@ for object in "$build/bin/capture_prog_killed" "$build/bin/capture_prog_threads"
       cat "$work/eh_frame"; } >"$tables/$(basename "$object").pc$pc"
   done
 done
+
+# The baselines of the complete traces, of an incomplete one and of a directory of two (a parent and its child).
+for trace in "$traces"/* "$traces/generated.cut2"; do
+  case "$(basename "$trace")" in generated.cut2) ;; *.cut* | regression-* | hand-*) continue ;; esac
+  "$build/bin/gpumemtrace" baseline -o "$baselines/$(basename "$trace")" "$trace" >/dev/null 2>&1
+done
+mkdir "$work/ranks"
+cp "$traces/fork" "$traces/fork.child" "$work/ranks/"
+"$build/bin/gpumemtrace" baseline -o "$baselines/fork.directory" "$work/ranks" >/dev/null 2>&1
+cp "$root/examples/ci/train_loop.baseline.json" "$baselines/example-train_loop"
 # Small PyTorch snapshots: part of a real one (tests/data/pytorch-snapshots), a hand-made one with every
 # action, the legacy form; each whole and cut.
 python3 - "$root/tests/data/pytorch-snapshots/silmont_mem_snapshot.pickle" "$snapshots" <<'PY'
@@ -76,4 +89,4 @@ for name, value in (('real', real), ('made', made), ('legacy', legacy)):
     for suffix, part in (('', data), ('.cut2', data[:len(data) // 2]), ('.cut3', data[:len(data) * 2 // 3])):
         open(f'{sys.argv[2]}/{name}{suffix}', 'wb').write(part)
 PY
-echo "corpus: $(ls "$traces" | wc -l) traces, $(ls "$snapshots" | wc -l) snapshots, $(ls "$tables" | wc -l) unwind tables"
+echo "corpus: $(ls "$traces" | wc -l) traces, $(ls "$snapshots" | wc -l) snapshots, $(ls "$tables" | wc -l) unwind tables, $(ls "$baselines" | wc -l) baselines"

@@ -84,7 +84,9 @@ TEST(Transparency, FullDiskWarnsOnceAndKeepsWhatWasWritten) {
   // What was written before the disk filled up is a readable, truncated trace.
   TraceFacts facts = read_trace(dir + "-full-disk.trace");
   EXPECT_EQ(facts.status, trace::Status::Truncated);
-  EXPECT_GT(facts.allocs.size(), 1000000u);
+  // The 8 MiB the tracer reserved first (the next step does not fit): about 1.1 M events in a plain build,
+  // 0.9 M under ASan, where slower events take longer time deltas.
+  EXPECT_GT(facts.allocs.size(), 500000u);
   EXPECT_LT(facts.allocs.size(), 1500000u);
   std::remove((dir + "-full-disk.trace").c_str());
 }

@@ -2,11 +2,16 @@
 #include "trace/writer/trace_writer.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "trace/reader/reader.h"
+#include "trace/writer/mapped_file_sink.h"
 #include "tests/support/trace_facts.h"
 #include "tests/support/traced_run.h"
 
@@ -180,6 +185,46 @@ TEST(TraceWriter, PythonCodesAndTaggedFramesReadBackAndDump) {
                              "\"qualname\":\"Trainer.step\",\"first_line\":50}",
                              "\"record\":\"stack-node\",\"id\":3,\"parent\":2,\"ip\":\"python code 0 line 57\"}"})
     EXPECT_NE(json.out.find(member), std::string::npos) << member << "\n" << json.out;
+}
+
+// A process whose address space is limited (`ulimit -v`, RLIMIT_AS, as some clusters set it) cannot reserve
+// the 1 TiB the trace would like; it gets a smaller reservation, never no trace. The child's limit is its
+// address space now plus 2 GiB: the 1 TiB to 4 GiB reservations fail, a smaller one fits.
+TEST(MappedFileSink, LimitedAddressSpaceStillGetsATrace) {
+  std::string path = ::testing::TempDir() + "/limited.trace";
+  constexpr size_t kChunk = size_t{1} << 20, kChunks = 20;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    unsigned long long vm_kib = 0;
+    while (status >> key)
+      if (key == "VmSize:" && status >> vm_kib) break;
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = vm_kib * 1024 + (2ull << 30);
+    if (vm_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    writer::MappedFileSink sink;
+    if (!sink.open(path)) _exit(4);
+    for (size_t i = 0; i < kChunks; ++i) {
+      uint8_t* at = sink.reserve(kChunk);
+      if (!at) _exit(5);
+      std::memset(at, static_cast<int>(i), kChunk);
+      sink.commit(kChunk);
+    }
+    sink.close();
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: no limit set, 4: open failed, 5: a chunk could not be written";
+  struct stat st{};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<size_t>(st.st_size), kChunk * kChunks);
+  std::ifstream file(path, std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(kChunk * (kChunks - 1)));
+  EXPECT_EQ(file.get(), static_cast<int>(kChunks - 1));
 }
 
 TEST(TraceWriter, UnwritablePathFailsCleanly) {

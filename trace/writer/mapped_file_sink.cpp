@@ -13,7 +13,14 @@ namespace gpumemtrace::writer {
 
 namespace {
 constexpr size_t kGrowStep = size_t{8} << 20;
-constexpr size_t kAddressReservation = size_t{1} << 40;  // address space only; nothing is committed
+// Address space only; nothing is committed. Where less can be had (RLIMIT_AS, `ulimit -v`, a sanitizer's
+// layout), half as much, and so on down to the smallest: a shorter limit on the trace's size, never no trace.
+constexpr size_t kLargestReservation = size_t{1} << 40;
+constexpr size_t kSmallestReservation = size_t{256} << 20;
+
+std::string size_text(size_t bytes) {
+  return bytes >= (size_t{1} << 30) ? std::to_string(bytes >> 30) + " GiB" : std::to_string(bytes >> 20) + " MiB";
+}
 }  // namespace
 
 MappedFileSink::~MappedFileSink() { close(); }
@@ -24,7 +31,12 @@ bool MappedFileSink::open(const std::string& path) {
     error_ = "cannot create " + path + ": " + std::strerror(errno);
     return false;
   }
-  void* base = mmap(nullptr, kAddressReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* base = MAP_FAILED;
+  size_t reservation = kLargestReservation;
+  for (; reservation >= kSmallestReservation; reservation /= 2) {
+    base = mmap(nullptr, reservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base != MAP_FAILED) break;
+  }
   if (base == MAP_FAILED) {
     error_ = std::string("cannot reserve address space for the trace: ") + std::strerror(errno);
     ::close(fd_);
@@ -32,7 +44,7 @@ bool MappedFileSink::open(const std::string& path) {
     return false;
   }
   base_ = static_cast<uint8_t*>(base);
-  reserved_ = kAddressReservation;
+  reserved_ = reservation;
   if (!grow(0)) {
     abandon();
     return false;
@@ -47,7 +59,7 @@ bool MappedFileSink::grow(size_t bytes) {
   size_t new_capacity = capacity_;
   while (new_capacity < wanted || new_capacity == capacity_) new_capacity += kGrowStep;
   if (new_capacity > reserved_) {
-    error_ = "trace reached the size limit of 1 TiB";
+    error_ = "trace reached the size limit of " + size_text(reserved_) + " (the address space it could reserve)";
     return false;
   }
   // Extending a file past the process's file size limit raises SIGXFSZ, which kills the program by default:
@@ -76,7 +88,18 @@ bool MappedFileSink::grow(size_t bytes) {
 #endif
   capacity_ = new_capacity;
   failed_ = false;
+  release_written();
   return true;
+}
+
+void MappedFileSink::release_written() {
+  // Records are only appended: the steps before the one being written are never touched again. Unmapping
+  // them from the process keeps its resident set (RssFile) from growing with the trace; the pages stay in
+  // the page cache, dirty until the kernel writes them back, so a SIGKILL still loses nothing.
+  size_t done = size_ / kGrowStep * kGrowStep;
+  if (done <= released_) return;
+  madvise(base_ + released_, done - released_, MADV_DONTNEED);
+  released_ = done;
 }
 
 void MappedFileSink::sync() {
@@ -96,7 +119,7 @@ void MappedFileSink::abandon() {
   if (fd_ >= 0) ::close(fd_);
   base_ = nullptr;
   fd_ = -1;
-  reserved_ = capacity_ = size_ = 0;
+  reserved_ = capacity_ = size_ = released_ = 0;
   failed_ = false;
 }
 

@@ -42,12 +42,14 @@ class MappedFileSink {
 
  private:
   bool grow(size_t bytes);
+  void release_written();
 
   int fd_ = -1;
   uint8_t* base_ = nullptr;  // a large address reservation; the file is mapped over its start
   size_t reserved_ = 0;      // bytes of address space reserved at base_
   size_t capacity_ = 0;      // bytes of file mapped and backed by disk
   size_t size_ = 0;          // bytes written
+  size_t released_ = 0;      // bytes at the start unmapped from the process (still in the file and page cache)
   std::string error_;
   bool failed_ = false;
 };

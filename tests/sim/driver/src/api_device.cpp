@@ -112,7 +112,7 @@ void pci_bus_id(int ordinal, char* out, int len) { std::snprintf(out, len, "0000
 CUresult ctx_create(CUcontext* pctx, unsigned int flags, CUdevice dev_ordinal) {
   SIM_DEVICE(dev, dev_ordinal);
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  auto* ctx = new CUctx_st;
+  auto* ctx = new_handle<CUctx_st>();
   ctx->dev = dev;
   ctx->flags = flags;
   ctx->id = next_id();

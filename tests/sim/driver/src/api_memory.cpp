@@ -113,7 +113,7 @@ CUresult array_create(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR& desc) {
   element *= desc.NumChannels;
   uint64_t bytes = desc.Width * std::max<size_t>(desc.Height, 1) * std::max<size_t>(desc.Depth, 1) * element;
   Device& dev = *ctx->dev;
-  auto* array = new CUarray_st;
+  auto* array = new_handle<CUarray_st>();
   array->dev = &dev;
   array->desc = desc;
   array->bytes = bytes;
@@ -125,7 +125,7 @@ CUresult array_create(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR& desc) {
     r = arena_alloc(dev, bytes, BlockKind::Array, array, ctx, &addr);
   }
   if (r != CUDA_SUCCESS) {
-    delete array;
+    array->magic.store(0, std::memory_order_relaxed);  // never handed out; its memory stays with the others
     return r;
   }
   array->base = addr;

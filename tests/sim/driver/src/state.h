@@ -10,6 +10,7 @@
 #include <memory_resource>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "cuda_api.h"
@@ -160,6 +161,19 @@ Device* device(CUdevice ordinal);
 Device* device_of_arena(uintptr_t p);
 unsigned long long next_id();
 
+// Every handle is made here. Handle memory is never returned to the heap (HandleTag), and each handle stays
+// listed here, so that it is reachable for a leak checker (the asan preset's LeakSanitizer reported every
+// destroyed array and context, and every stream a program had dropped).
+template <typename T, typename... Args>
+T* new_handle(Args&&... args) {
+  static auto* made = new std::vector<T*>;  // never destroyed: handles outlive the static destructors
+  static auto* made_mutex = new std::mutex;
+  T* handle = new T(std::forward<Args>(args)...);
+  std::lock_guard lock(*made_mutex);
+  made->push_back(handle);
+  return handle;
+}
+
 // Destroyed handles are kept for reuse rather than freed.
 template <typename T>
 class HandleCache {
@@ -174,7 +188,7 @@ class HandleCache {
         return new (h) T();
       }
     }
-    return new T();
+    return new_handle<T>();
   }
   void put(T* h) {
     h->magic.store(0, std::memory_order_relaxed);

@@ -76,10 +76,15 @@ void probe() {
   e = cudaDeviceGetAttribute(&warp, cudaDevAttrWarpSize, 0);
   std::printf("call=cudaDeviceGetAttribute result=%d value=%d\n", e, warp);
   void* fn = reinterpret_cast<void*>(1);
-  auto status = static_cast<cudaDriverEntryPointQueryResult>(7);
+  // 7 marks a status the runtime left untouched; it is no value of the enum, so it is only copied as bytes
+  // (loading it as the enum is undefined behaviour, which UBSan reports).
+  int status_bytes = 7;
+  cudaDriverEntryPointQueryResult status;
+  std::memcpy(&status, &status_bytes, sizeof status);
   e = cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault, &status);
+  std::memcpy(&status_bytes, &status, sizeof status);
   std::printf("call=cudaGetDriverEntryPointByVersion result=%d untouched=%d status=%d\n", e,
-              fn == reinterpret_cast<void*>(1), static_cast<int>(status));
+              fn == reinterpret_cast<void*>(1), status_bytes);
   std::printf("call=cudaDeviceReset result=%d\n", cudaDeviceReset());
   value("peek_end", cudaPeekAtLastError());
   value("last_end", cudaGetLastError());

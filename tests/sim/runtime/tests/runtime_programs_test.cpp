@@ -433,7 +433,8 @@ TEST(RuntimeApi, DriverEntryPointsAreTheDriversOwn) {
                           {"EntryPoint.cuMemFreeAsync.per_thread", "0 0 cuMemFreeAsync_ptsz"},
                           {"ByVersion.cuNoSuchFunction", "0 1 null"},         // not found: success with NULL
                           {"ByVersion.cuMemAllocAsync.too_old", "0 2 null"}});  // version not sufficient
-  EXPECT_EQ(records(r.out, "entry").back()["result"], "1");                     // NULL symbol: invalid value
+  ASSERT_FALSE(records(r.out, "entry").empty()) << describe(r);
+  EXPECT_EQ(records(r.out, "entry").back()["result"], "1");  // NULL symbol: invalid value
   EXPECT_EQ(values(r.out)["cuMemAlloc_through_entry_point"], "0");
 }
 
