@@ -25,8 +25,11 @@ class PytestPlugin : public testing::Test {
     std::filesystem::copy_file(BUDGET_CASES, scratch_ / "budget_cases.py");
   }
   std::vector<std::string> pytest_arguments(std::vector<std::string> extra = {}) {
+    // The scratch directory is the root whatever configuration lies above it (a pytest.ini or setup.py in
+    // /tmp once made the test ids gpumemtrace-XXXXXX/budget_cases.py::...).
     std::vector<std::string> args = {"-m", "pytest", "-p", "gpumemtrace.pytest_plugin", "-p", "no:cacheprovider",
-                                     "-rA", scratch_ / "budget_cases.py"};
+                                     "-c", "/dev/null", "--rootdir", scratch_.path(), "-rA",
+                                     scratch_ / "budget_cases.py"};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   }

@@ -4,8 +4,10 @@
 //   history   1 MiB kept in each of 10 steps: grows, and leaks (10 MiB)
 //   managed   64 KiB managed memory, leaked; pinned 128 KiB host memory, freed
 // The peak of device 0 is in the last step, after its history allocation: 4 + 4 + 16 + 10 = 34 MiB.
-// Each step sleeps 2 ms so that the steps spread over the trace's time slices, and the program waits 4 ms
-// after the last step, so the last slice starts after the last history allocation.
+// Each step sleeps 20 ms so that the steps spread over the trace's time slices, and the program waits 40 ms
+// after the last step, so the last slice starts after the last history allocation. (With 2 ms, a start that
+// took 30 ms on a loaded machine, NVIDIA's runtime loading and finding the driver, squeezed the steps into a
+// few slices and the history no longer grew in most of them.)
 // The lines marked "// site:" are the call sites the symbolization test looks for.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -45,9 +47,9 @@ int main() {
     void* scratch = alloc_scratch(16 * kMiB);
     alloc_history(kMiB);  // site: main-history
     CHECK_OK(cudaFree(scratch));
-    usleep(2000);
+    usleep(20000);
   }
-  usleep(4000);
+  usleep(40000);
   void* managed = nullptr;
   CHECK_OK(cudaMallocManaged(&managed, 64 * 1024, cudaMemAttachGlobal));
   void* pinned = nullptr;
