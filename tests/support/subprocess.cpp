@@ -79,7 +79,7 @@ EnvChanges sim_env(EnvChanges extra) {
 std::string bin_dir() { return GPUMEMTRACE_TEST_BIN_DIR; }
 
 ProcessResult run_gpumemtrace(const std::vector<std::string>& args, const EnvChanges& env) {
-  std::vector<std::string> argv{bin_dir() + "/gpumemtrace"};
+  std::vector<std::string> argv{GPUMEMTRACE_TEST_ANALYZER};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, env);
 }

@@ -21,7 +21,7 @@ struct ProcessResult {
 using EnvChanges = gpumemtrace::EnvChanges;
 
 ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges& env = {});
-// Runs the analyzer, build/bin/gpumemtrace, with `args`.
+// Runs the analyzer (this build's bin/gpumemtrace, or the one GPUMEMTRACE_TEST_ANALYZER names) with `args`.
 ProcessResult run_gpumemtrace(const std::vector<std::string>& args, const EnvChanges& env = {});
 
 // The environment that puts the simulated device (build/lib/sim) first on the library path.
