@@ -14,7 +14,7 @@
 namespace gpumemtrace::test {
 
 inline ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), bin_dir() + "/gpumemtrace");
+  args.insert(args.begin(), analyzer_path());
   return run_process(args);
 }
 

@@ -341,7 +341,7 @@ TEST(BudgetRanks, ADirectoryIsCheckedRankByRankWithTheImbalance) {
 // examples/ci/memory_budget.sh as CI runs it, against the committed baseline.
 TEST(BudgetExample, TheCiRecipePassesTheLoopAndFailsALargerBatch) {
   ScratchDir out;
-  EnvChanges env = {{"GPUMEMTRACE", bin_dir() + "/gpumemtrace"}, {"TRAIN_LOOP", bin_dir() + "/train_loop"},
+  EnvChanges env = {{"GPUMEMTRACE", analyzer_path()}, {"TRAIN_LOOP", bin_dir() + "/train_loop"},
                     {"OUT", out.path()}, {"BASELINE", std::nullopt}};
   std::string script = std::string(EXAMPLES_CI_DIR) + "/memory_budget.sh";
   ProcessResult r = run_process({"bash", script}, env);

@@ -13,7 +13,7 @@ const std::vector<std::string> kReports = {"summary", "peak",     "leaks", "grow
                                            "timeline", "phases"};
 
 ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), bin_dir() + "/gpumemtrace");
+  args.insert(args.begin(), analyzer_path());
   return run_process(args);
 }
 
@@ -150,7 +150,7 @@ TEST_F(KnownTraceText, FormatChoosesTheOutputAndJsonIsItsAlias) {
 TEST_F(KnownTraceText, OutputThatCannotBeWrittenIsASystemError) {
   for (std::string command : {"summary", "dump"}) {
     ProcessResult r = run_process(
-        {"/bin/sh", "-c", "exec \"$0\" \"$1\" \"$2\" > /dev/full", bin_dir() + "/gpumemtrace", command, run_->trace});
+        {"/bin/sh", "-c", "exec \"$0\" \"$1\" \"$2\" > /dev/full", analyzer_path(), command, run_->trace});
     EXPECT_EQ(r.exit_code, 3) << command;
     EXPECT_EQ(r.err, "gpumemtrace " + command + ": cannot write the output: No space left on device\n");
   }

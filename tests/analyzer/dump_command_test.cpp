@@ -10,7 +10,7 @@
 namespace gpumemtrace::test {
 namespace {
 
-std::string gpumemtrace() { return bin_dir() + "/gpumemtrace"; }
+std::string gpumemtrace() { return analyzer_path(); }
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

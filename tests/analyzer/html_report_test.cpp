@@ -18,7 +18,7 @@ namespace {
 constexpr uint64_t kMiB = 1 << 20;
 
 ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), bin_dir() + "/gpumemtrace");
+  args.insert(args.begin(), analyzer_path());
   return run_process(args);
 }
 

@@ -51,7 +51,7 @@ class PhasesReport : public testing::Test {
  protected:
   void SetUp() override { path_ = write_file(scratch_ / "phases.trace", phases_trace().bytes()); }
   ProcessResult run(const std::vector<std::string>& args) {
-    std::vector<std::string> command = {bin_dir() + "/gpumemtrace", "phases"};
+    std::vector<std::string> command = {analyzer_path(), "phases"};
     command.insert(command.end(), args.begin(), args.end());
     command.push_back(path_);
     return run_process(command);

@@ -40,7 +40,7 @@ class PprofExport : public testing::Test {
 
   std::string export_profile(const std::string& name, std::vector<std::string> extra) {
     std::string path = scratch_ / name;
-    std::vector<std::string> args = {bin_dir() + "/gpumemtrace", "export", "--format", "pprof", "-o", path};
+    std::vector<std::string> args = {analyzer_path(), "export", "--format", "pprof", "-o", path};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(run_->trace);
     ProcessResult r = run_process(args);

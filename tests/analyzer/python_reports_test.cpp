@@ -32,7 +32,7 @@ class PythonReports : public InstalledPythonTest {
     ASSERT_EQ(run_.result.exit_code, 0) << run_.result.out << run_.result.err;
   }
   ProcessResult report(std::vector<std::string> args) {
-    args.insert(args.begin(), bin_dir() + "/gpumemtrace");
+    args.insert(args.begin(), analyzer_path());
     args.push_back(run_.trace);
     return run_process(args);
   }

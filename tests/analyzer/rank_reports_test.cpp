@@ -166,7 +166,7 @@ TEST_F(RankReports, JsonHasTheExactFiguresAndTheWallClockOrder) {
 TEST(RankReportInputs, RunNamesEachRanksTraceAndTheDirectoryReadsThemAll) {
   ScratchDir dir;
   for (const char* rank : {"0", "1"}) {
-    ProcessResult r = run_process({bin_dir() + "/gpumemtrace", "run", "--sim", "-o", dir / "mem-%r.gmt", "--",
+    ProcessResult r = run_process({analyzer_path(), "run", "--sim", "-o", dir / "mem-%r.gmt", "--",
                                    bin_dir() + "/report_prog_budget", "8", "4", rank == std::string("1") ? "32" : "16"},
                                   {{"RANK", rank}, {"GPUMEMTRACE_OUTPUT", std::nullopt}});
     ASSERT_EQ(r.exit_code, 0) << r.err;

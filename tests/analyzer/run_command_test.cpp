@@ -32,7 +32,7 @@ class RunCommand : public testing::Test {
   std::string make_prefix(bool with_library = true, const std::string& sim_dir = "") {
     std::string prefix = scratch_.emplace_back().path();
     fs::create_directories(prefix + "/bin");
-    fs::copy_file(bin_dir() + "/gpumemtrace", prefix + "/bin/gpumemtrace");
+    fs::copy_file(analyzer_path(), prefix + "/bin/gpumemtrace");
     if (with_library) {
       fs::create_directories(prefix + "/lib");
       fs::copy_file(STAND_IN_TRACER_PATH, prefix + "/lib/libgpumemtrace.so");
@@ -230,7 +230,7 @@ TEST_F(RunCommand, HelpIsForRunUnlessItFollowsTheCommand) {
 TEST_F(RunCommand, BuildTreeLayout) {
   std::string library = lib_dir() + "/libgpumemtrace.so";
   ProcessResult r =
-      run_process({bin_dir() + "/gpumemtrace", "run", "-o", dir_ + "/t.trace", "/bin/sh", "-c", "exit 7"});
+      run_process({analyzer_path(), "run", "-o", dir_ + "/t.trace", "/bin/sh", "-c", "exit 7"});
   if (fs::exists(library)) {
     EXPECT_EQ(r.exit_code, 7) << r.err;
   } else {

@@ -77,9 +77,10 @@ EnvChanges sim_env(EnvChanges extra) {
 }
 
 std::string bin_dir() { return GPUMEMTRACE_TEST_BIN_DIR; }
+std::string analyzer_path() { return GPUMEMTRACE_TEST_ANALYZER; }
 
 ProcessResult run_gpumemtrace(const std::vector<std::string>& args, const EnvChanges& env) {
-  std::vector<std::string> argv{GPUMEMTRACE_TEST_ANALYZER};
+  std::vector<std::string> argv{analyzer_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, env);
 }

@@ -21,7 +21,7 @@ struct ProcessResult {
 using EnvChanges = gpumemtrace::EnvChanges;
 
 ProcessResult run_process(const std::vector<std::string>& argv, const EnvChanges& env = {});
-// Runs the analyzer (this build's bin/gpumemtrace, or the one GPUMEMTRACE_TEST_ANALYZER names) with `args`.
+// Runs the analyzer (analyzer_path()) with `args`.
 ProcessResult run_gpumemtrace(const std::vector<std::string>& args, const EnvChanges& env = {});
 
 // The environment that puts the simulated device (build/lib/sim) first on the library path.
@@ -29,6 +29,8 @@ EnvChanges sim_env(EnvChanges extra = {});
 
 // Where the build put things (absolute paths, baked in by tests/CMakeLists.txt).
 std::string bin_dir();        // build/bin
+// The analyzer the tests run: this build's bin/gpumemtrace, or the one GPUMEMTRACE_TEST_ANALYZER names.
+std::string analyzer_path();
 std::string lib_dir();        // build/lib
 std::string sim_dir();        // build/lib/sim
 std::string test_data_dir();  // tests/data in the source tree
