@@ -13,11 +13,6 @@
 
 namespace gpumemtrace::test {
 
-inline ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), analyzer_path());
-  return run_process(args);
-}
-
 // A traced run of budget_workload: WEIGHTS CACHE ACTIVATIONS [OOM] in MiB. Peak = their sum; leak = CACHE.
 inline std::string workload_trace(const std::vector<std::string>& mib, EnvChanges env = {}) {
   TracedRun run = run_traced("report_prog_budget", mib, std::move(env));

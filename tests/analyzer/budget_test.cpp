@@ -42,10 +42,10 @@ std::string* Budgets::larger_;
 
 TEST_F(Budgets, PeakPassesAtTheExactLimitAndFailsOneByteBelow) {
   uint64_t peak = 28 * kMiB;
-  ProcessResult r = gpumemtrace({"check", "--max-peak", std::to_string(peak), *small_});
+  ProcessResult r = run_gpumemtrace({"check", "--max-peak", std::to_string(peak), *small_});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "PASSED: 0 of 1 checks failed (1 trace)\n");
-  r = gpumemtrace({"check", "--max-peak", std::to_string(peak - 1), *small_});
+  r = run_gpumemtrace({"check", "--max-peak", std::to_string(peak - 1), *small_});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out,
             "FAIL max-peak device 0: 28.0 MiB (29360128 B) > limit 28.0 MiB (29360127 B)\n"
@@ -55,53 +55,53 @@ TEST_F(Budgets, PeakPassesAtTheExactLimitAndFailsOneByteBelow) {
 
 TEST_F(Budgets, TheSameBudgetPassesTheSmallRunAndFailsTheLargerOne) {
   for (auto [trace, code] : {std::pair{small_, 0}, std::pair{larger_, 1}}) {
-    ProcessResult r = gpumemtrace({"check", "--max-peak", "32MiB", "--max-leak", "4MiB", *trace});
+    ProcessResult r = run_gpumemtrace({"check", "--max-peak", "32MiB", "--max-leak", "4MiB", *trace});
     EXPECT_EQ(r.exit_code, code) << r.out << r.err;
   }
-  ProcessResult r = gpumemtrace({"check", "--max-peak", "32MiB", "--max-leak", "4MiB", *larger_});
+  ProcessResult r = run_gpumemtrace({"check", "--max-peak", "32MiB", "--max-leak", "4MiB", *larger_});
   EXPECT_EQ(r.out,
             "FAIL max-peak device 0: 36.0 MiB (37748736 B) > limit 32.0 MiB (33554432 B)\n"
             "FAILED: 1 of 2 checks failed (1 trace)\n");
 }
 
 TEST_F(Budgets, LeaksAreCheckedToTheByte) {
-  EXPECT_EQ(gpumemtrace({"check", "--max-leak", std::to_string(4 * kMiB), *small_}).exit_code, 0);
-  ProcessResult r = gpumemtrace({"check", "--max-leak", std::to_string(4 * kMiB - 1), *small_});
+  EXPECT_EQ(run_gpumemtrace({"check", "--max-leak", std::to_string(4 * kMiB), *small_}).exit_code, 0);
+  ProcessResult r = run_gpumemtrace({"check", "--max-leak", std::to_string(4 * kMiB - 1), *small_});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("FAIL max-leak device 0: 4.00 MiB (4194304 B) > limit 4.00 MiB (4194303 B)\n"), std::string::npos)
       << r.out;
 }
 
 TEST_F(Budgets, SizesAreReadInHumanUnits) {
-  EXPECT_EQ(gpumemtrace({"check", "--max-peak", "1.5GB", *small_}).exit_code, 0);
-  EXPECT_EQ(gpumemtrace({"check", "--max-peak", "0.02734375GiB", *small_}).exit_code, 0);  // exactly 28 MiB
-  EXPECT_EQ(gpumemtrace({"check", "--max-peak", "27MiB", *small_}).exit_code, 1);
+  EXPECT_EQ(run_gpumemtrace({"check", "--max-peak", "1.5GB", *small_}).exit_code, 0);
+  EXPECT_EQ(run_gpumemtrace({"check", "--max-peak", "0.02734375GiB", *small_}).exit_code, 0);  // exactly 28 MiB
+  EXPECT_EQ(run_gpumemtrace({"check", "--max-peak", "27MiB", *small_}).exit_code, 1);
 }
 
 TEST_F(Budgets, BadSizesTolerancesAndCommandLinesAreExit2) {
-  ProcessResult r = gpumemtrace({"check", "--max-peak", "lots", *small_});
+  ProcessResult r = run_gpumemtrace({"check", "--max-peak", "lots", *small_});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "gpumemtrace check: --max-peak lots is not a size (e.g. 512MiB, 6GiB, 1.5GB, 4096) (see gpumemtrace check "
             "--help)\n");
   std::string baseline = scratch_ / "base.json";
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
   for (std::string tolerance : {"5x%", "%", "-5%", "five"}) {
-    r = gpumemtrace({"check", "--baseline", baseline, "--tolerance", tolerance, *small_});
+    r = run_gpumemtrace({"check", "--baseline", baseline, "--tolerance", tolerance, *small_});
     EXPECT_EQ(r.exit_code, 2) << tolerance;
     EXPECT_NE(r.err.find("--tolerance " + tolerance + " is "), std::string::npos) << r.err;
   }
-  EXPECT_EQ(gpumemtrace({"check", *small_}).exit_code, 2);  // nothing to check
-  EXPECT_EQ(gpumemtrace({"check", "--frobnicate", *small_}).exit_code, 2);
-  r = gpumemtrace({"check", "--max-peak", "1GiB", scratch_ / "missing.trace"});
+  EXPECT_EQ(run_gpumemtrace({"check", *small_}).exit_code, 2);  // nothing to check
+  EXPECT_EQ(run_gpumemtrace({"check", "--frobnicate", *small_}).exit_code, 2);
+  r = run_gpumemtrace({"check", "--max-peak", "1GiB", scratch_ / "missing.trace"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace: " + (scratch_ / "missing.trace") + ": no such file or directory\n");
 }
 
 TEST_F(Budgets, BaselinesOfIdenticalRunsAreByteIdentical) {
   std::string a = scratch_ / "a.json", b = scratch_ / "b.json";
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", a, *small_}).exit_code, 0);
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", b, *again_}).exit_code, 0);
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", a, *small_}).exit_code, 0);
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", b, *again_}).exit_code, 0);
   std::string text = read_file(a);
   EXPECT_EQ(text, read_file(b));
   nlohmann::json json = nlohmann::json::parse(text);
@@ -125,12 +125,12 @@ TEST_F(Budgets, BaselinesOfIdenticalRunsAreByteIdentical) {
 
 TEST_F(Budgets, TheBaselinePassesAnIdenticalRunAndNamesTheStackThatGrew) {
   std::string baseline = scratch_ / "base.json";
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
-  ProcessResult r = gpumemtrace({"check", "--baseline", baseline, *again_});
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
+  ProcessResult r = run_gpumemtrace({"check", "--baseline", baseline, *again_});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "PASSED: 0 of 2 checks failed (1 trace)\n");
 
-  r = gpumemtrace({"check", "--baseline", baseline, "--tolerance", "10%", *larger_});
+  r = run_gpumemtrace({"check", "--baseline", baseline, "--tolerance", "10%", *larger_});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   // 10% of 29360128 is 2936012 (rounded down): the limit is 32296140.
   EXPECT_EQ(r.out.rfind("FAIL baseline-peak device 0: 36.0 MiB (37748736 B) > baseline 28.0 MiB (29360128 B) + "
@@ -143,15 +143,15 @@ TEST_F(Budgets, TheBaselinePassesAnIdenticalRunAndNamesTheStackThatGrew) {
   EXPECT_EQ(r.out.find("alloc_weights"), std::string::npos) << "only the stacks that grew: " << r.out;
 
   // The tolerance in bytes: exactly the growth passes, one byte less fails.
-  EXPECT_EQ(gpumemtrace({"check", "--baseline", baseline, "--tolerance", "8MiB", *larger_}).exit_code, 0);
-  EXPECT_EQ(gpumemtrace({"check", "--baseline", baseline, "--tolerance", "8388607", *larger_}).exit_code, 1);
+  EXPECT_EQ(run_gpumemtrace({"check", "--baseline", baseline, "--tolerance", "8MiB", *larger_}).exit_code, 0);
+  EXPECT_EQ(run_gpumemtrace({"check", "--baseline", baseline, "--tolerance", "8388607", *larger_}).exit_code, 1);
 }
 
 TEST_F(Budgets, MalformedAndOlderBaselinesAreExit2WithTheReason) {
   std::string path = scratch_ / "bad.json";
   auto expect_refused = [&](const std::string& text, const std::string& reason) {
     write_text(path, text);
-    ProcessResult r = gpumemtrace({"check", "--baseline", path, *small_});
+    ProcessResult r = run_gpumemtrace({"check", "--baseline", path, *small_});
     EXPECT_EQ(r.exit_code, 2) << text;
     EXPECT_EQ(r.err, "gpumemtrace: " + path + ": " + reason + "\n");
     EXPECT_EQ(r.out, "");
@@ -167,7 +167,7 @@ TEST_F(Budgets, MalformedAndOlderBaselinesAreExit2WithTheReason) {
 }
 
 TEST_F(Budgets, DiffAttributesTheChangeToTheStackThatGrew) {
-  ProcessResult r = gpumemtrace({"diff", *small_, *larger_});
+  ProcessResult r = run_gpumemtrace({"diff", *small_, *larger_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("device 0\n"
                         "  peak        28.0 MiB ->     36.0 MiB  +8.00 MiB (+8388608 B)\n"
@@ -180,7 +180,7 @@ TEST_F(Budgets, DiffAttributesTheChangeToTheStackThatGrew) {
       << r.out;
   EXPECT_EQ(r.out.find("shrank"), std::string::npos) << r.out;
 
-  r = gpumemtrace({"diff", "--json", *larger_, *small_});
+  r = run_gpumemtrace({"diff", "--json", *larger_, *small_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json json = nlohmann::json::parse(r.out);
   ASSERT_EQ(json["devices"].size(), 1u);
@@ -196,12 +196,12 @@ TEST_F(Budgets, DiffAttributesTheChangeToTheStackThatGrew) {
 
 TEST_F(Budgets, DiffTakesABaselineForEitherSide) {
   std::string baseline = scratch_ / "base.json";
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
-  ProcessResult from_trace = gpumemtrace({"diff", *small_, *larger_});
-  ProcessResult from_baseline = gpumemtrace({"diff", baseline, *larger_});
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
+  ProcessResult from_trace = run_gpumemtrace({"diff", *small_, *larger_});
+  ProcessResult from_baseline = run_gpumemtrace({"diff", baseline, *larger_});
   EXPECT_EQ(from_baseline.exit_code, 0) << from_baseline.err;
   EXPECT_EQ(from_baseline.out, from_trace.out);
-  EXPECT_EQ(gpumemtrace({"diff", *small_}).exit_code, 1);  // diff keeps the usual usage status
+  EXPECT_EQ(run_gpumemtrace({"diff", *small_}).exit_code, 1);  // diff keeps the usual usage status
 }
 
 // Figures anywhere in uint64_t (an edited baseline, a damaged trace): the change keeps its sign and is clamped
@@ -220,20 +220,20 @@ TEST(BudgetDiff, ChangesBeyondTheSignedRangeKeepTheirSign) {
   write_text(huge, baseline(UINT64_MAX, uint64_t{1} << 63));
   write_text(small, baseline(0, 1));
 
-  ProcessResult shrank = gpumemtrace({"diff", "--json", huge, small});
+  ProcessResult shrank = run_gpumemtrace({"diff", "--json", huge, small});
   ASSERT_EQ(shrank.exit_code, 0) << shrank.err;
   nlohmann::json device = nlohmann::json::parse(shrank.out)["devices"][0];
   EXPECT_EQ(device["peak"]["delta_bytes"], -INT64_MAX);
   ASSERT_EQ(device["shrank"].size(), 1u);
   EXPECT_EQ(device["shrank"][0]["delta_bytes"], -INT64_MAX);
 
-  ProcessResult grew = gpumemtrace({"diff", "--json", small, huge});
+  ProcessResult grew = run_gpumemtrace({"diff", "--json", small, huge});
   ASSERT_EQ(grew.exit_code, 0) << grew.err;
   device = nlohmann::json::parse(grew.out)["devices"][0];
   EXPECT_EQ(device["peak"]["delta_bytes"], INT64_MAX);
   ASSERT_EQ(device["grew"].size(), 1u);
   EXPECT_EQ(device["grew"][0]["delta_bytes"], INT64_MAX);
-  EXPECT_EQ(gpumemtrace({"diff", small, huge}).exit_code, 0);
+  EXPECT_EQ(run_gpumemtrace({"diff", small, huge}).exit_code, 0);
 }
 
 // A window of the run (--from, --to): only what was allocated in it counts, and its leaks are what it still held
@@ -249,21 +249,22 @@ TEST(BudgetWindow, OnlyTheAllocationsOfTheWindowCount) {
   b.end(4, 1000);
   std::string trace = write_file(scratch / "window.trace", b.bytes());
 
-  ProcessResult r = gpumemtrace({"check", "--from", "1500", "--to", "3500", "--max-peak", "49", "--max-leak", "49", trace});
+  ProcessResult r =
+      run_gpumemtrace({"check", "--from", "1500", "--to", "3500", "--max-peak", "49", "--max-leak", "49", trace});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out,
             "FAIL max-peak device 0: 50 B > limit 49 B\n"
             "FAIL max-leak device 0: 50 B > limit 49 B\n"
             "FAILED: 2 of 2 checks failed (1 trace)\n");
-  r = gpumemtrace({"check", "--from", "1500", "--to", "3.5us", "--max-peak", "50", "--max-leak", "50", trace});
+  r = run_gpumemtrace({"check", "--from", "1500", "--to", "3.5us", "--max-peak", "50", "--max-leak", "50", trace});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // The whole run: 150 B at the peak, 60 B leaked.
-  r = gpumemtrace({"check", "--max-peak", "149", "--max-leak", "59", trace});
+  r = run_gpumemtrace({"check", "--max-peak", "149", "--max-leak", "59", trace});
   EXPECT_EQ(r.out,
             "FAIL max-peak device 0: 150 B > limit 149 B\n"
             "FAIL max-leak device 0: 60 B > limit 59 B\n"
             "FAILED: 2 of 2 checks failed (1 trace)\n");
-  r = gpumemtrace({"check", "--from", "2s", "--to", "1s", "--max-peak", "1", trace});
+  r = run_gpumemtrace({"check", "--from", "2s", "--to", "1s", "--max-peak", "1", trace});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace check: --from 2s is after --to 1s (see gpumemtrace check --help)\n");
 }
@@ -273,8 +274,8 @@ bool have_xmllint() { return run_process({"/bin/sh", "-c", "command -v xmllint"}
 TEST_F(Budgets, JUnitValidatesAndHoldsTheFailingCase) {
   if (!have_xmllint()) GTEST_SKIP() << "xmllint is missing (Debian libxml2-utils; scripts/setup.sh installs it)";
   std::string baseline = scratch_ / "base.json", xml = scratch_ / "budget.xml";
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
-  ProcessResult r = gpumemtrace({"check", "--max-peak", "40MiB", "--baseline", baseline, "--junit", xml, *larger_});
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", baseline, *small_}).exit_code, 0);
+  ProcessResult r = run_gpumemtrace({"check", "--max-peak", "40MiB", "--baseline", baseline, "--junit", xml, *larger_});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   ProcessResult lint = run_process({"xmllint", "--noout", "--schema", JUNIT_SCHEMA, xml});
   EXPECT_EQ(lint.exit_code, 0) << lint.err << read_file(xml);
@@ -305,7 +306,7 @@ TEST(BudgetRanks, ADirectoryIsCheckedRankByRankWithTheImbalance) {
     std::filesystem::copy_file(trace, dir / ("mem-" + std::to_string(rank) + ".trace"));
   }
   write_text(dir / "notes.txt", "not a trace: left alone\n");
-  ProcessResult r = gpumemtrace({"check", "--max-ooms", "0", "--max-peak", "64MiB", dir.path()});
+  ProcessResult r = run_gpumemtrace({"check", "--max-ooms", "0", "--max-peak", "64MiB", dir.path()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out,
             "FAIL max-peak device 0 rank 2: 76.0 MiB (79691776 B) > limit 64.0 MiB (67108864 B)\n"
@@ -320,18 +321,18 @@ TEST(BudgetRanks, ADirectoryIsCheckedRankByRankWithTheImbalance) {
             "FAILED: 2 of 8 checks failed (4 traces)\n");
 
   std::string baseline = dir / "baseline.json";
-  ASSERT_EQ(gpumemtrace({"baseline", "-o", baseline, dir.path()}).exit_code, 0);
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", baseline, dir.path()}).exit_code, 0);
   nlohmann::json json = nlohmann::json::parse(read_file(baseline));
   ASSERT_EQ(json["ranks"].size(), 4u);
   for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(json["ranks"][rank]["rank"], rank);
   EXPECT_EQ(json["ranks"][3]["devices"][0]["out_of_memory"], 1u);
 
   // The baseline is in the directory now, and is not a trace: the directory still reads as four ranks.
-  r = gpumemtrace({"check", "--baseline", baseline, dir.path()});
+  r = run_gpumemtrace({"check", "--baseline", baseline, dir.path()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PASSED: 0 of 8 checks failed (4 traces)\n"), std::string::npos) << r.out;
 
-  r = gpumemtrace({"check", "--json", "--max-ooms", "0", dir.path()});
+  r = run_gpumemtrace({"check", "--json", "--max-ooms", "0", dir.path()});
   nlohmann::json check = nlohmann::json::parse(r.out);
   EXPECT_EQ(check["largest_rank"], "rank 2");
   EXPECT_EQ(check["failures"], 1u);

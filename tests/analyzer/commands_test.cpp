@@ -12,14 +12,9 @@ namespace {
 const std::vector<std::string> kReports = {"summary", "peak",     "leaks", "growth", "oom", "fragmentation",
                                            "timeline", "phases"};
 
-ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), analyzer_path());
-  return run_process(args);
-}
-
 TEST(ReportCommands, EachHasHelp) {
   for (const std::string& name : kReports) {
-    ProcessResult r = gpumemtrace({name, "--help"});
+    ProcessResult r = run_gpumemtrace({name, "--help"});
     EXPECT_EQ(r.exit_code, 0) << name;
     bool reads_directories = name == "summary" || name == "peak" || name == "leaks" || name == "oom";
     std::string operand = reads_directories ? "TRACE|DIR" : "TRACE";
@@ -31,7 +26,7 @@ TEST(ReportCommands, EachHasHelp) {
 }
 
 TEST(ReportCommands, HelpListsTheFormatsAndTheExitStatus) {
-  ProcessResult r = gpumemtrace({"oom", "--help"});
+  ProcessResult r = run_gpumemtrace({"oom", "--help"});
   EXPECT_NE(r.out.find("  --format NAME      the output: text (for people, the default), json (for machines, see docs/reports.md), "
                        "html (one self-contained page for a browser: `gpumemtrace html` has it all), folded (folded stacks for flame graphs; peak and leaks only), pprof (a gzipped profile.proto "
                        "for go tool pprof; peak and leaks only)\n"),
@@ -41,24 +36,24 @@ TEST(ReportCommands, HelpListsTheFormatsAndTheExitStatus) {
 }
 
 TEST(ReportCommands, BadCommandLinesAreUsageErrors) {
-  EXPECT_EQ(gpumemtrace({"summary"}).exit_code, 1);
-  EXPECT_EQ(gpumemtrace({"peak", "--top", "many", "x.trace"}).exit_code, 1);
-  EXPECT_EQ(gpumemtrace({"leaks", "--min-size", "lots", "x.trace"}).exit_code, 1);
-  EXPECT_EQ(gpumemtrace({"summary", "--width", "80", "x.trace"}).exit_code, 1);
-  ProcessResult r = gpumemtrace({"growth", "--frobnicate", "x.trace"});
+  EXPECT_EQ(run_gpumemtrace({"summary"}).exit_code, 1);
+  EXPECT_EQ(run_gpumemtrace({"peak", "--top", "many", "x.trace"}).exit_code, 1);
+  EXPECT_EQ(run_gpumemtrace({"leaks", "--min-size", "lots", "x.trace"}).exit_code, 1);
+  EXPECT_EQ(run_gpumemtrace({"summary", "--width", "80", "x.trace"}).exit_code, 1);
+  ProcessResult r = run_gpumemtrace({"growth", "--frobnicate", "x.trace"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "gpumemtrace growth: unknown option '--frobnicate' (see gpumemtrace growth --help)\n");
-  r = gpumemtrace({"summary", "--format", "csv", "x.trace"});
+  r = run_gpumemtrace({"summary", "--format", "csv", "x.trace"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err,
             "gpumemtrace summary: --format csv is a format of 'gpumemtrace export', not of the reports (see gpumemtrace "
             "summary --help)\n");
-  r = gpumemtrace({"summary", "--format", "svg", "x.trace"});
+  r = run_gpumemtrace({"summary", "--format", "svg", "x.trace"});
   EXPECT_EQ(r.err, "gpumemtrace summary: --format svg is not one of: text, json, html, folded, pprof (see gpumemtrace summary --help)\n");
-  EXPECT_EQ(gpumemtrace({"summary", "--json", "--format", "text", "x.trace"}).exit_code, 1);
-  r = gpumemtrace({"peak", "x.trace", "--top"});
+  EXPECT_EQ(run_gpumemtrace({"summary", "--json", "--format", "text", "x.trace"}).exit_code, 1);
+  r = run_gpumemtrace({"peak", "x.trace", "--top"});
   EXPECT_EQ(r.err, "gpumemtrace peak: option --top needs a value (see gpumemtrace peak --help)\n");
-  r = gpumemtrace({"leaks", "a.trace", "b.trace"});
+  r = run_gpumemtrace({"leaks", "a.trace", "b.trace"});
   EXPECT_EQ(r.err, "gpumemtrace leaks: expects one trace file or directory, got 'a.trace' and 'b.trace' (see gpumemtrace "
                    "leaks --help)\n");
 }
@@ -68,7 +63,7 @@ class NotATrace : public testing::Test {
   ScratchDir scratch_;
   void expect_refused(const std::string& path, const std::string& reason) {
     for (const std::string& name : kReports) {
-      ProcessResult r = gpumemtrace({name, path});
+      ProcessResult r = run_gpumemtrace({name, path});
       EXPECT_EQ(r.exit_code, 2) << name << " " << path << "\n" << r.err;
       EXPECT_EQ(r.term_signal, 0);
       EXPECT_EQ(r.out, "");
@@ -104,7 +99,7 @@ TEST_F(NotATrace, ACorruptTraceIsRefusedWithWhereItIsDamaged) {
 }
 
 TEST_F(NotATrace, AMissingFileIsRefused) {
-  ProcessResult r = gpumemtrace({"summary", scratch_ / "missing.trace"});
+  ProcessResult r = run_gpumemtrace({"summary", scratch_ / "missing.trace"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("gpumemtrace: " + (scratch_ / "missing.trace") + ": ", 0), 0u) << r.err;
 }
@@ -118,7 +113,7 @@ class KnownTraceText : public testing::Test {
 TracedRun* KnownTraceText::run_ = nullptr;
 
 TEST_F(KnownTraceText, SummaryTellsThePeakTheLeaksAndTheGrowth) {
-  ProcessResult r = gpumemtrace({"summary", run_->trace});
+  ProcessResult r = run_gpumemtrace({"summary", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("\ncomplete: 36 events over "), std::string::npos) << r.out;
@@ -137,13 +132,13 @@ TEST_F(KnownTraceText, SummaryTellsThePeakTheLeaksAndTheGrowth) {
 
 TEST_F(KnownTraceText, FormatChoosesTheOutputAndJsonIsItsAlias) {
   for (const std::string& name : kReports) {
-    ProcessResult text = gpumemtrace({name, "--format=text", run_->trace});
+    ProcessResult text = run_gpumemtrace({name, "--format=text", run_->trace});
     ASSERT_EQ(text.exit_code, 0) << name << text.err;
-    EXPECT_EQ(text.out, gpumemtrace({name, run_->trace}).out) << name;
-    ProcessResult json = gpumemtrace({name, "--format", "json", run_->trace});
+    EXPECT_EQ(text.out, run_gpumemtrace({name, run_->trace}).out) << name;
+    ProcessResult json = run_gpumemtrace({name, "--format", "json", run_->trace});
     ASSERT_EQ(json.exit_code, 0) << name << json.err;
     EXPECT_TRUE(json.out.starts_with("{\"trace\":{")) << name << json.out;
-    EXPECT_EQ(json.out, gpumemtrace({name, "--json", run_->trace}).out) << name;
+    EXPECT_EQ(json.out, run_gpumemtrace({name, "--json", run_->trace}).out) << name;
   }
 }
 
@@ -157,7 +152,7 @@ TEST_F(KnownTraceText, OutputThatCannotBeWrittenIsASystemError) {
 }
 
 TEST_F(KnownTraceText, TimelineDrawsEachDeviceInTheGivenWidth) {
-  ProcessResult r = gpumemtrace({"timeline", "--width", "60", run_->trace});
+  ProcessResult r = run_gpumemtrace({"timeline", "--width", "60", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("device 0: peak 34.0 MiB at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  34.0 MiB ┤"), std::string::npos) << r.out;
@@ -168,21 +163,21 @@ TEST_F(KnownTraceText, TimelineDrawsEachDeviceInTheGivenWidth) {
 }
 
 TEST_F(KnownTraceText, DeviceFilterLeavesOtherMemoryOut) {
-  ProcessResult r = gpumemtrace({"leaks", "--device", "1", run_->trace});
+  ProcessResult r = run_gpumemtrace({"leaks", "--device", "1", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\nno leaks: nothing was live when the process exited on device 1\n"), std::string::npos) << r.out;
 }
 
 TEST(KilledTraceText, SaysTheTraceIsIncompleteAndListsNoLeaks) {
   TracedRun run = run_traced("capture_prog_killed", {"10"});
-  ProcessResult r = gpumemtrace({"summary", run.trace});
+  ProcessResult r = run_gpumemtrace({"summary", run.trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\nINCOMPLETE: the trace stops at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("live when the trace stops (not necessarily leaks: the trace is incomplete): 40.0 KiB in 10 "
                        "allocations\n"),
             std::string::npos)
       << r.out;
-  ProcessResult json = gpumemtrace({"summary", "--json", run.trace});
+  ProcessResult json = run_gpumemtrace({"summary", "--json", run.trace});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find(R"("complete":false,"events":10})"), std::string::npos) << json.out;
   EXPECT_NE(json.out.find(R"("final_bytes":41005,"allocations":10,"frees":0,"leaked_allocations":0,)"),

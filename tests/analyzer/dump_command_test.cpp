@@ -10,8 +10,6 @@
 namespace gpumemtrace::test {
 namespace {
 
-std::string gpumemtrace() { return analyzer_path(); }
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -30,7 +28,7 @@ class DumpCommand : public testing::Test {
 
 TEST_F(DumpCommand, PrintsEveryRecordReadably) {
   std::string path = file("every.trace", every_record_trace().bytes());
-  ProcessResult r = run_process({gpumemtrace(), "dump", path});
+  ProcessResult r = run_gpumemtrace({"dump", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   std::vector<std::string> lines = lines_of(r.out);
@@ -65,7 +63,7 @@ TEST_F(DumpCommand, TruncatedTraceSaysWhereItStops) {
   bytes.resize(bytes.size() - 2);  // inside End
   Decoded d = decode_all(bytes);
   std::string path = file("cut.trace", bytes);
-  ProcessResult r = run_process({gpumemtrace(), "dump", path});
+  ProcessResult r = run_gpumemtrace({"dump", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out).back(), "# truncated trace: the written data stops at byte offset " +
                                         std::to_string(d.reader->stop_offset()) + " of " +
@@ -76,7 +74,7 @@ TEST_F(DumpCommand, TruncatedTraceSaysWhereItStops) {
 
 TEST_F(DumpCommand, JsonPrintsOneObjectPerRecord) {
   std::string path = file("every.trace", every_record_trace().bytes());
-  ProcessResult r = run_process({gpumemtrace(), "dump", "--json", path});
+  ProcessResult r = run_gpumemtrace({"dump", "--json", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 36u);
@@ -105,7 +103,7 @@ TEST_F(DumpCommand, JsonPrintsOneObjectPerRecord) {
 TEST_F(DumpCommand, JsonEscapesStrings) {
   TraceBuilder b;
   b.thread_new(1, 5, "a\"b\\c\n\x01\xff");
-  ProcessResult r = run_process({gpumemtrace(), "dump", "--json", file("names.trace", b.bytes())});
+  ProcessResult r = run_gpumemtrace({"dump", "--json", file("names.trace", b.bytes())});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"name\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\"}"), std::string::npos) << r.out;
 }
@@ -126,17 +124,17 @@ TEST_F(DumpCommand, ForeignAndBadFilesExitTwoWithTheReason) {
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string path = file("bad" + std::to_string(i), cases[i].bytes);
     for (std::string json : {"", "--json"}) {
-      std::vector<std::string> argv = {gpumemtrace(), "dump", path};
-      if (!json.empty()) argv.insert(argv.begin() + 2, json);
-      ProcessResult r = run_process(argv);
+      std::vector<std::string> args = {"dump", path};
+      if (!json.empty()) args.insert(args.begin() + 1, json);
+      ProcessResult r = run_gpumemtrace(args);
       EXPECT_EQ(r.exit_code, 2) << path;
       EXPECT_EQ(r.err, "gpumemtrace: " + path + ": " + cases[i].message + "\n");
     }
   }
-  ProcessResult missing = run_process({gpumemtrace(), "dump", dir_ + "/missing.trace"});
+  ProcessResult missing = run_gpumemtrace({"dump", dir_ + "/missing.trace"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_EQ(missing.err, "gpumemtrace: " + dir_ + "/missing.trace: cannot open: No such file or directory\n");
-  ProcessResult directory = run_process({gpumemtrace(), "dump", dir_});
+  ProcessResult directory = run_gpumemtrace({"dump", dir_});
   EXPECT_EQ(directory.exit_code, 2);
   EXPECT_EQ(directory.err, "gpumemtrace: " + dir_ + ": is a directory\n");
 }
@@ -144,7 +142,7 @@ TEST_F(DumpCommand, ForeignAndBadFilesExitTwoWithTheReason) {
 TEST_F(DumpCommand, CorruptTraceStillPrintsTheRecordsBeforeTheDamage) {
   TraceBuilder b;
   b.fork(9).token(0x3f);
-  ProcessResult r = run_process({gpumemtrace(), "dump", "--json", file("corrupt.trace", b.bytes())});
+  ProcessResult r = run_gpumemtrace({"dump", "--json", file("corrupt.trace", b.bytes())});
   EXPECT_EQ(r.exit_code, 2);
   std::vector<std::string> lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 2u);
@@ -157,25 +155,23 @@ TEST_F(DumpCommand, CorruptTraceStillPrintsTheRecordsBeforeTheDamage) {
 TEST_F(DumpCommand, UsageErrorsExitOne) {
   for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
            {"dump"}, {"dump", "a", "b"}, {"dump", "--bogus", "a"}, {"frobnicate"}, {}}) {
-    args.insert(args.begin(), gpumemtrace());
-    ProcessResult r = run_process(args);
-    EXPECT_EQ(r.exit_code, 1) << args.back();
+    ProcessResult r = run_gpumemtrace(args);
+    EXPECT_EQ(r.exit_code, 1) << testing::PrintToString(args);
     EXPECT_NE(r.err, "");
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
   }
-  ProcessResult unknown = run_process({gpumemtrace(), "dump", "--bogus", "x"});
+  ProcessResult unknown = run_gpumemtrace({"dump", "--bogus", "x"});
   EXPECT_EQ(unknown.err, "gpumemtrace dump: unknown option '--bogus' (see gpumemtrace dump --help)\n");
 }
 
 TEST_F(DumpCommand, HelpForTheToolAndTheCommand) {
-  ProcessResult tool = run_process({gpumemtrace(), "--help"});
+  ProcessResult tool = run_gpumemtrace({"--help"});
   EXPECT_EQ(tool.exit_code, 0);
   EXPECT_NE(tool.out.find("  dump "), std::string::npos);
   EXPECT_NE(tool.out.find("  run "), std::string::npos);
   for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
            {"dump", "--help"}, {"dump", "-h"}, {"help", "dump"}, {"dump", "x", "--help"}}) {
-    args.insert(args.begin(), gpumemtrace());
-    ProcessResult r = run_process(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_TRUE(r.out.starts_with("usage: gpumemtrace dump [--json] TRACE\n")) << r.out;
   }

@@ -19,11 +19,6 @@ namespace {
 using Json = nlohmann::json;
 constexpr uint64_t kMiB = 1 << 20;
 
-ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), analyzer_path());
-  return run_process(args);
-}
-
 // Folded stacks: each line's stack and bytes.
 std::map<std::string, uint64_t> folded_lines(const std::string& text) {
   std::map<std::string, uint64_t> out;
@@ -96,13 +91,13 @@ class ExportKnownWorkload : public testing::Test {
     std::vector<std::string> args = {"export", "--format", format, "-o", path};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(run_->trace);
-    ProcessResult r = gpumemtrace(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "");
     return file_exists(path) ? read_file(path) : std::string();
   }
   Json report_json(const std::string& command) {
-    ProcessResult r = gpumemtrace({command, "--json", run_->trace});
+    ProcessResult r = run_gpumemtrace({command, "--json", run_->trace});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return Json::parse(r.out);
   }
@@ -271,13 +266,13 @@ TEST_F(ExportKnownWorkload, PerfettoHasTheTracksCountersAndSlices) {
 }
 
 TEST_F(ExportKnownWorkload, PeakAndLeaksRenderFoldedStacksToo) {
-  ProcessResult r = gpumemtrace({"peak", "--format", "folded", "--top", "100", run_->trace});
+  ProcessResult r = run_gpumemtrace({"peak", "--format", "folded", "--top", "100", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(root_sums(folded_lines(r.out))["device 0"], 34 * kMiB);
-  r = gpumemtrace({"leaks", "--format", "folded", run_->trace});
+  r = run_gpumemtrace({"leaks", "--format", "folded", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(root_sums(folded_lines(r.out))["device 0"], 14 * kMiB);
-  r = gpumemtrace({"summary", "--format", "folded", run_->trace});
+  r = run_gpumemtrace({"summary", "--format", "folded", run_->trace});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "gpumemtrace summary: --format folded renders the peak and leaks reports only (see gpumemtrace summary --help)\n");
 }
@@ -287,7 +282,7 @@ TEST_F(ExportKnownWorkload, BadArgumentsAreUsageErrors) {
   std::string out = scratch_ / "x";
   auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
     args.insert(args.begin(), "export");
-    ProcessResult r = gpumemtrace(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(r.err, "gpumemtrace export: " + message + " (see gpumemtrace export --help)\n");
     EXPECT_FALSE(file_exists(out));
@@ -306,23 +301,23 @@ TEST_F(ExportKnownWorkload, BadArgumentsAreUsageErrors) {
                "--min-size big is not a size (e.g. 1MiB, 4096)");
   expect_usage({"--format", "folded", "--device", "gpu0", "-o", out, trace},
                "--device gpu0 is not a number from 0 to 2147483646");
-  ProcessResult r = gpumemtrace({"export", "--help"});
+  ProcessResult r = run_gpumemtrace({"export", "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("usage: gpumemtrace export --format FORMAT -o FILE [options] TRACE\n", 0), 0u) << r.out;
 }
 
 TEST_F(ExportKnownWorkload, AnUnwritableOutputIsASystemError) {
-  ProcessResult r = gpumemtrace({"export", "--format", "folded", "-o", scratch_ / "no/such/dir/out", run_->trace});
+  ProcessResult r = run_gpumemtrace({"export", "--format", "folded", "-o", scratch_ / "no/such/dir/out", run_->trace});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err.rfind("gpumemtrace export: cannot write " + (scratch_ / "no/such/dir/out") + ": ", 0), 0u) << r.err;
-  r = gpumemtrace({"export", "--format", "csv", "-o", "/dev/full", run_->trace});
+  r = run_gpumemtrace({"export", "--format", "csv", "-o", "/dev/full", run_->trace});
   EXPECT_EQ(r.exit_code, 3) << r.err;
 }
 
 TEST_F(ExportKnownWorkload, NotATraceIsRefusedAndLeavesNoOutput) {
   std::string garbage = write_file(scratch_ / "garbage", {'n', 'o', 'p', 'e'});
   std::string out = scratch_ / "out.csv";
-  ProcessResult r = gpumemtrace({"export", "--format", "csv", "-o", out, garbage});
+  ProcessResult r = run_gpumemtrace({"export", "--format", "csv", "-o", out, garbage});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace: " + garbage + ": not a gpumemtrace trace\n");
   EXPECT_FALSE(file_exists(out));

@@ -45,7 +45,7 @@ class ExportHandBuilt : public testing::Test {
   void SetUp() override { trace_ = write_file(scratch_ / "hand.trace", hand_built_trace().bytes()); }
   std::string export_to(const std::string& format, const std::string& name) {
     std::string path = scratch_ / name;
-    ProcessResult r = run_process({analyzer_path(), "export", "--format", format, "-o", path, trace_});
+    ProcessResult r = run_gpumemtrace({"export", "--format", format, "-o", path, trace_});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return read_file(path);
   }

@@ -43,9 +43,8 @@ class GrowthWindows : public testing::Test {
  protected:
   void SetUp() override { path_ = write_file(scratch_ / "steps.trace", steps_trace().bytes()); }
   ProcessResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), analyzer_path());
     args.push_back(path_);
-    return run_process(args);
+    return run_gpumemtrace(args);
   }
   Json growth(std::vector<std::string> args) {
     args.insert(args.begin(), {"growth", "--json"});

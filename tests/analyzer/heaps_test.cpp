@@ -113,7 +113,7 @@ TEST_F(Heaps, ARequestLargerThanFreePlusCachedIsNotFragmentation) {
 
 TEST_F(Heaps, TheFragmentationReportShowsTheHeaps) {
   std::string path = write_file(scratch_ / "heaps.trace", heap_trace(1200000).bytes());
-  ProcessResult text = run_process({analyzer_path(), "fragmentation", path});
+  ProcessResult text = run_gpumemtrace({"fragmentation", path});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("    heap 1 \"small\": 2.00 MiB reserved, 513 KiB allocated in 3 blocks (peak 516 KiB at 6 µs)\n"
                           "      internal 24 B, external 1.50 MiB, largest free block 1020 KiB, fragmentation 0.34\n"
@@ -127,7 +127,7 @@ TEST_F(Heaps, TheFragmentationReportShowsTheHeaps) {
   EXPECT_NE(text.out.find("in the largest free block of a heap (1020 KiB of 1.50 MiB free): no\n"), std::string::npos)
       << text.out;
 
-  ProcessResult json = run_process({analyzer_path(), "fragmentation", "--json", path});
+  ProcessResult json = run_gpumemtrace({"fragmentation", "--json", path});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::ordered_json device = nlohmann::ordered_json::parse(json.out)["devices"].at(0);
   const auto& heap = device["heaps"].at(0);

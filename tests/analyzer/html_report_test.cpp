@@ -17,13 +17,8 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-ProcessResult gpumemtrace(std::vector<std::string> args) {
-  args.insert(args.begin(), analyzer_path());
-  return run_process(args);
-}
-
 nlohmann::json json_of(const std::vector<std::string>& args) {
-  ProcessResult r = gpumemtrace(args);
+  ProcessResult r = run_gpumemtrace(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
@@ -42,7 +37,7 @@ class HtmlReport : public testing::Test {
   static void SetUpTestSuite() {
     run_ = new TracedRun(run_traced("report_prog_known"));
     page_ = run_->dir + "/report.html";
-    html_ = new ProcessResult(gpumemtrace({"html", run_->trace, "-o", page_}));
+    html_ = new ProcessResult(run_gpumemtrace({"html", run_->trace, "-o", page_}));
   }
   static void TearDownTestSuite() {
     delete run_;
@@ -73,14 +68,14 @@ TEST_F(HtmlReport, IsOneFileThatFetchesNothing) {
 }
 
 TEST_F(HtmlReport, CommandLine) {
-  ProcessResult help = gpumemtrace({"html", "--help"});
+  ProcessResult help = run_gpumemtrace({"html", "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_EQ(help.out.rfind("usage: gpumemtrace html [options] -o FILE TRACE\n", 0), 0u) << help.out;
   EXPECT_NE(help.out.find("256 moments per device"), std::string::npos);
-  ProcessResult unwritable = gpumemtrace({"html", run_->trace, "-o", "/nonexistent/dir/report.html"});
+  ProcessResult unwritable = run_gpumemtrace({"html", run_->trace, "-o", "/nonexistent/dir/report.html"});
   EXPECT_EQ(unwritable.exit_code, 3);
   EXPECT_EQ(unwritable.err, "gpumemtrace html: cannot write /nonexistent/dir/report.html: No such file or directory\n");
-  ProcessResult not_a_trace = gpumemtrace({"html", page_, "-o", run_->dir + "/x.html"});
+  ProcessResult not_a_trace = run_gpumemtrace({"html", page_, "-o", run_->dir + "/x.html"});
   EXPECT_EQ(not_a_trace.exit_code, 2);
 }
 

@@ -42,7 +42,7 @@ class SummaryJson : public testing::Test {
     b.alloc_failed(Api::cudaMalloc, 0, 2048 * kMiB, 2, 2, 1000, 1024 * kMiB, 2048 * kMiB);
     b.end(7, 1000);
     path_ = write_file(scratch_ / "contract.trace", b.bytes());
-    ProcessResult r = run_process({analyzer_path(), "summary", "--json", path_});
+    ProcessResult r = run_gpumemtrace({"summary", "--json", path_});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     ASSERT_TRUE(r.out.ends_with("}\n")) << r.out;
@@ -136,7 +136,7 @@ TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
 }
 
 TEST_F(SummaryJson, OomJsonHasTheSameVerdictAndTheEvidence) {
-  ProcessResult r = run_process({analyzer_path(), "oom", "--format", "json", path_});
+  ProcessResult r = run_gpumemtrace({"oom", "--format", "json", path_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json oom = Json::parse(r.out)["ooms"].at(0);
   for (const char* key : {"verdict", "finding", "remedy"}) EXPECT_EQ(oom[key], json_["ooms"][0][key]) << key;

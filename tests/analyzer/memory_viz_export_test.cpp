@@ -45,9 +45,7 @@ TraceBuilder known_trace() {
 }
 
 Json report_json(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{analyzer_path()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult r = run_process(argv);
+  ProcessResult r = run_gpumemtrace(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return Json::parse(r.out);
 }
@@ -128,7 +126,7 @@ class MemoryVizExport : public testing::Test {
  protected:
   void SetUp() override {
     trace_ = write_file(scratch_ / "known.trace", known_trace().bytes());
-    ProcessResult r = run_process({analyzer_path(), "export", "--format", "memory-viz", "-o", snapshot_, trace_});
+    ProcessResult r = run_gpumemtrace({"export", "--format", "memory-viz", "-o", snapshot_, trace_});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   ScratchDir scratch_;
@@ -207,7 +205,7 @@ TEST_P(RealSnapshotExport, ReadsBackWithTheSameFigures) {
   ScratchDir scratch;
   std::string original = test_data_dir() + "/pytorch-snapshots/" + GetParam() + ".pickle";
   std::string exported = scratch / "exported.pickle";
-  ProcessResult r = run_process({analyzer_path(), "export", "--format", "memory-viz", "-o", exported, original});
+  ProcessResult r = run_gpumemtrace({"export", "--format", "memory-viz", "-o", exported, original});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ProcessResult viz = run_process({"python3", "-c", kMemoryVizScript, exported});
   ASSERT_EQ(viz.exit_code, 0) << viz.err;

@@ -51,10 +51,10 @@ class PhasesReport : public testing::Test {
  protected:
   void SetUp() override { path_ = write_file(scratch_ / "phases.trace", phases_trace().bytes()); }
   ProcessResult run(const std::vector<std::string>& args) {
-    std::vector<std::string> command = {analyzer_path(), "phases"};
+    std::vector<std::string> command = {"phases"};
     command.insert(command.end(), args.begin(), args.end());
     command.push_back(path_);
-    return run_process(command);
+    return run_gpumemtrace(command);
   }
   ScratchDir scratch_;
   std::string path_;

@@ -40,10 +40,10 @@ class PprofExport : public testing::Test {
 
   std::string export_profile(const std::string& name, std::vector<std::string> extra) {
     std::string path = scratch_ / name;
-    std::vector<std::string> args = {analyzer_path(), "export", "--format", "pprof", "-o", path};
+    std::vector<std::string> args = {"export", "--format", "pprof", "-o", path};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(run_->trace);
-    ProcessResult r = run_process(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return path;
   }

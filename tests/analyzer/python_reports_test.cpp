@@ -32,9 +32,8 @@ class PythonReports : public InstalledPythonTest {
     ASSERT_EQ(run_.result.exit_code, 0) << run_.result.out << run_.result.err;
   }
   ProcessResult report(std::vector<std::string> args) {
-    args.insert(args.begin(), analyzer_path());
     args.push_back(run_.trace);
-    return run_process(args);
+    return run_gpumemtrace(args);
   }
   // Python 3.10 code objects have no qualified name: the plain name is recorded there.
   std::string q(const std::string& qualname) const {

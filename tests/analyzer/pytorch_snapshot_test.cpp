@@ -17,10 +17,9 @@ namespace {
 using Json = nlohmann::json;
 constexpr uint64_t kMiB = 1 << 20;
 
-ProcessResult gpumemtrace(const std::vector<std::string>& args) { return run_gpumemtrace(args); }
 
 Json report_json(const std::vector<std::string>& args) {
-  ProcessResult r = gpumemtrace(args);
+  ProcessResult r = run_gpumemtrace(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return Json::parse(r.out);
 }
@@ -108,11 +107,11 @@ TEST_P(RealSnapshot, FiguresAreThoseOfMemoryVizStats) {
 TEST_P(RealSnapshot, EveryReportReadsIt) {
   std::string path = snapshot_path(GetParam());
   for (const char* command : {"summary", "peak", "leaks", "oom", "fragmentation", "timeline", "phases", "growth"}) {
-    ProcessResult r = gpumemtrace({command, path});
+    ProcessResult r = run_gpumemtrace({command, path});
     EXPECT_EQ(r.exit_code, 0) << command << ": " << r.err;
     EXPECT_NE(r.out.find("(a PyTorch memory snapshot"), std::string::npos) << command << ": " << r.out;
   }
-  ProcessResult dump = gpumemtrace({"dump", path});
+  ProcessResult dump = run_gpumemtrace({"dump", path});
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
   EXPECT_NE(dump.out.find("heap-create"), std::string::npos);
 }
@@ -172,7 +171,7 @@ struct StartState {
 };
 
 StartState start_state(const std::string& path) {
-  ProcessResult dump = gpumemtrace({"dump", "--json", path});
+  ProcessResult dump = run_gpumemtrace({"dump", "--json", path});
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
   StartState state;
   size_t from = 0;
@@ -329,7 +328,7 @@ TEST_F(HandMadeHistory, TheOomEntryIsAFailureWithTheFreeBytes) {
 }
 
 TEST_F(HandMadeHistory, TheHeaderSaysWhereRecordingBegan) {
-  ProcessResult r = gpumemtrace({"summary", path_});
+  ProcessResult r = run_gpumemtrace({"summary", path_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("snapshot: " + path_ + " (a PyTorch memory snapshot: 2 segments, 5 blocks when it was taken)\n"
                        "history: 7 events from 2023-11-14T22:13:20.000010000Z to 2023-11-14T22:13:20.000060000Z "
@@ -351,7 +350,7 @@ TEST(SnapshotComparison, DiffComparesTwoSnapshots) {
 // and the frames without a source file, and shortens the names; JSON keeps every frame whole.
 TEST(SnapshotFrames, TextShowsTheOperatorsFirst) {
   std::string path = snapshot_path("silmont_mem_snapshot.pickle");
-  ProcessResult text = gpumemtrace({"peak", "--view", "reserved", "--top", "1", path});
+  ProcessResult text = run_gpumemtrace({"peak", "--view", "reserved", "--top", "1", path});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("  #1 512 MiB (14.2%) in 1 allocations\n"
                           "      torch::autograd::VariableType::bmm (VariableType_3.cpp)\n"
@@ -392,7 +391,7 @@ TEST(SnapshotRefusal, APickleThatCallsCodeIsRefusedAndNothingRuns) {
     std::string marker = scratch / (std::string("ran") + protocol);
     python_json(kMaliciousScript, {path, marker, protocol});
     for (const char* command : {"summary", "dump", "fragmentation"}) {
-      ProcessResult r = gpumemtrace({command, path});
+      ProcessResult r = run_gpumemtrace({command, path});
       EXPECT_EQ(r.exit_code, 2) << command;
       EXPECT_NE(r.err.find(std::string("pickle opcode ") + opcode), std::string::npos) << r.err;
       EXPECT_NE(r.err.find("imports or calls code"), std::string::npos) << r.err;
@@ -419,7 +418,7 @@ TEST(SnapshotRefusal, DamagedPicklesAreRefusedWithAMessage) {
   for (const Case& c : cases) {
     std::string path = scratch / c.name;
     write_file(path, std::vector<uint8_t>(c.bytes.begin(), c.bytes.end()));
-    ProcessResult r = gpumemtrace({"summary", path});
+    ProcessResult r = run_gpumemtrace({"summary", path});
     EXPECT_EQ(r.exit_code, 2) << c.name;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.name << ": " << r.err;
   }

@@ -67,7 +67,7 @@ std::string table(const std::string& dir) {
 }
 
 TEST_F(RankReports, OomShowsTheTableThenTheRankThatFailedFirst) {
-  ProcessResult r = gpumemtrace({"oom", dir()});
+  ProcessResult r = run_gpumemtrace({"oom", dir()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   std::string text = masked(r.out);
@@ -88,7 +88,7 @@ TEST_F(RankReports, EachCommandShowsTheRankThatStandsOutForIt) {
     std::vector<std::string> args = {command};
     args.insert(args.end(), options.begin(), options.end());
     args.push_back(dir());
-    ProcessResult r = gpumemtrace(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.rfind(dir() + ": 4 traces", 0), 0u) << r.out;
     std::vector<std::string> shown;
@@ -108,7 +108,7 @@ TEST_F(RankReports, EachCommandShowsTheRankThatStandsOutForIt) {
   EXPECT_EQ(detail("peak", {"--rank", "1"}), Shown{"rank 1"});
   EXPECT_EQ(detail("leaks", {"--rank", "all"}), (Shown{"rank 0", "rank 1", "rank 2", "rank 3"}));
 
-  ProcessResult r = gpumemtrace({"peak", "--rank", "9", dir()});
+  ProcessResult r = run_gpumemtrace({"peak", "--rank", "9", dir()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "gpumemtrace peak: --rank 9: no trace of that rank in " + dir() +
                        " (ranks 0, 1, 2, 3) (see gpumemtrace peak --help)\n");
@@ -116,7 +116,7 @@ TEST_F(RankReports, EachCommandShowsTheRankThatStandsOutForIt) {
 }
 
 TEST_F(RankReports, JsonHasTheExactFiguresAndTheWallClockOrder) {
-  ProcessResult r = gpumemtrace({"peak", "--json", dir()});
+  ProcessResult r = run_gpumemtrace({"peak", "--json", dir()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["largest_rank"], "rank 2");
@@ -166,14 +166,14 @@ TEST_F(RankReports, JsonHasTheExactFiguresAndTheWallClockOrder) {
 TEST(RankReportInputs, RunNamesEachRanksTraceAndTheDirectoryReadsThemAll) {
   ScratchDir dir;
   for (const char* rank : {"0", "1"}) {
-    ProcessResult r = run_process({analyzer_path(), "run", "--sim", "-o", dir / "mem-%r.gmt", "--",
+    ProcessResult r = run_gpumemtrace({"run", "--sim", "-o", dir / "mem-%r.gmt", "--",
                                    bin_dir() + "/report_prog_budget", "8", "4", rank == std::string("1") ? "32" : "16"},
                                   {{"RANK", rank}, {"GPUMEMTRACE_OUTPUT", std::nullopt}});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   EXPECT_TRUE(std::filesystem::exists(dir / "mem-0.gmt"));
   EXPECT_TRUE(std::filesystem::exists(dir / "mem-1.gmt"));
-  nlohmann::json json = nlohmann::json::parse(gpumemtrace({"peak", "--json", dir.path()}).out);
+  nlohmann::json json = nlohmann::json::parse(run_gpumemtrace({"peak", "--json", dir.path()}).out);
   ASSERT_EQ(json["ranks"].size(), 2u);
   EXPECT_EQ(json["ranks"][0]["trace"], dir / "mem-0.gmt");
   EXPECT_EQ(json["ranks"][1]["rank"], "rank 1");
@@ -184,12 +184,12 @@ TEST(RankReportInputs, RunNamesEachRanksTraceAndTheDirectoryReadsThemAll) {
 TEST(RankReportInputs, ADirectoryWithoutATraceIsExit2) {
   ScratchDir empty;
   write_file(empty / "notes.txt", {'n', 'o'});
-  ProcessResult r = gpumemtrace({"summary", empty.path()});
+  ProcessResult r = run_gpumemtrace({"summary", empty.path()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace: " + empty.path() + ": no gpumemtrace trace in this directory\n");
   EXPECT_EQ(r.out, "");
   // The commands that read one trace say so.
-  r = gpumemtrace({"growth", empty.path()});
+  r = run_gpumemtrace({"growth", empty.path()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace: " + empty.path() +
                        ": a directory: give one trace (summary, peak, leaks and oom read a directory)\n");
@@ -211,7 +211,7 @@ TEST(RankReportInputs, DamagedTracesAreReportedAndTheOthersAnalyzed) {
   // Rank 3 cut inside its header.
   write_file(dir / "mem-3.trace", std::vector<uint8_t>(whole.begin(), whole.begin() + 12));
 
-  ProcessResult r = gpumemtrace({"peak", dir.path()});
+  ProcessResult r = run_gpumemtrace({"peak", dir.path()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::string corrupt_reason = "corrupt trace at byte offset " + std::to_string(damage) + ": unknown token 0xff";
   std::string cut_reason = "the trace header is incomplete (12 of 16 bytes)";
@@ -233,7 +233,7 @@ TEST(RankReportInputs, DamagedTracesAreReportedAndTheOthersAnalyzed) {
             0u)
       << r.out;
 
-  nlohmann::json json = nlohmann::json::parse(gpumemtrace({"peak", "--json", dir.path()}).out);
+  nlohmann::json json = nlohmann::json::parse(run_gpumemtrace({"peak", "--json", dir.path()}).out);
   ASSERT_EQ(json["unreadable"].size(), 2u);
   EXPECT_EQ(json["unreadable"][0]["trace"], dir / "mem-2.trace");
   EXPECT_EQ(json["unreadable"][0]["error"], corrupt_reason);
@@ -242,7 +242,7 @@ TEST(RankReportInputs, DamagedTracesAreReportedAndTheOthersAnalyzed) {
   // Nothing readable: exit 2.
   ScratchDir broken;
   write_file(broken / "mem-2.trace", corrupt.bytes());
-  r = gpumemtrace({"summary", broken.path()});
+  r = run_gpumemtrace({"summary", broken.path()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace: " + (broken / "mem-2.trace") + ": " + corrupt_reason + "\n" + "gpumemtrace: " +
                        broken.path() + ": no trace in this directory could be read\n");

@@ -230,7 +230,7 @@ TEST_F(RunCommand, HelpIsForRunUnlessItFollowsTheCommand) {
 TEST_F(RunCommand, BuildTreeLayout) {
   std::string library = lib_dir() + "/libgpumemtrace.so";
   ProcessResult r =
-      run_process({analyzer_path(), "run", "-o", dir_ + "/t.trace", "/bin/sh", "-c", "exit 7"});
+      run_gpumemtrace({"run", "-o", dir_ + "/t.trace", "/bin/sh", "-c", "exit 7"});
   if (fs::exists(library)) {
     EXPECT_EQ(r.exit_code, 7) << r.err;
   } else {

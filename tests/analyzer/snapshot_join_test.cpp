@@ -123,9 +123,8 @@ class SnapshotJoin : public testing::Test {
     return trace;
   }
 
-  static ProcessResult gpumemtrace(const std::vector<std::string>& args) { return run_gpumemtrace(args); }
   Json report(const std::vector<std::string>& args) {
-    ProcessResult r = gpumemtrace(args);
+    ProcessResult r = run_gpumemtrace(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     return r.exit_code == 0 ? Json::parse(r.out) : Json::object();
@@ -191,7 +190,7 @@ TEST_F(SnapshotJoin, UsedViewIsPytorchsBlocksWithTheirStacks) {
   EXPECT_EQ(bytes["train.py:10 in make_p"], 500000u);
   EXPECT_EQ(bytes[""], kMiB) << "X, allocated with no stack";
 
-  ProcessResult text = gpumemtrace({"peak", trace});
+  ProcessResult text = run_gpumemtrace({"peak", trace});
   EXPECT_NE(text.out.find("view: used: the tensors (PyTorch's blocks) count, not PyTorch's 2 segments that hold them "
                           "(--view reserved: the driver's allocations)\n"),
             std::string::npos)
@@ -278,7 +277,7 @@ TEST_F(SnapshotJoin, EventsLostBetweenRingBuffersAreSaid) {
   EXPECT_EQ(joined["joined"][1]["state_changes"], 2);
   Json oom = report({"oom", "--json", trace})["ooms"].at(0);
   EXPECT_EQ(oom["heaps"]["allocated_bytes"], 4500000);
-  ProcessResult text = gpumemtrace({"summary", trace});
+  ProcessResult text = run_gpumemtrace({"summary", trace});
   EXPECT_NE(text.out.find("warning: events were lost before the history of t.trace.torch-exit.pickle begins (its "
                           "ring buffer had wrapped): 2 segments and blocks were set as it had them then\n"),
             std::string::npos)
@@ -295,7 +294,7 @@ TEST_F(SnapshotJoin, ASegmentTheTraceDoesNotHaveIsLeftOutAndSaid) {
   EXPECT_EQ(joined["missing_segment_bytes"], 20 * kMiB);
   EXPECT_EQ(joined["left_out_blocks"], 1);
   EXPECT_EQ(summary["devices"].at(0)["final_bytes"], 500000 + 3000000 + 1000000 + kMiB) << "without W";
-  ProcessResult text = gpumemtrace({"summary", trace});
+  ProcessResult text = run_gpumemtrace({"summary", trace});
   EXPECT_NE(text.out.find("warning: PyTorch's history has 1 segment (20.0 MiB) that the trace does not: left out, with 1 "
                           "block allocation\n"),
             std::string::npos)
@@ -306,7 +305,7 @@ TEST_F(SnapshotJoin, ASnapshotThatCannotBeReadIsLeftOutWithAWarning) {
   std::string trace = make("overlap");
   std::filesystem::remove(scratch_ / "t.trace.torch-usr1-1.pickle");
   write_file(scratch_ / "t.trace.torch-exit.pickle", {0x80, 0x04, 0xff});
-  ProcessResult r = gpumemtrace({"summary", "--json", trace});
+  ProcessResult r = run_gpumemtrace({"summary", "--json", trace});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "gpumemtrace: warning: " + scratch_.path() +
                        "/t.trace.torch-usr1-1.pickle: no such file: the trace is analyzed without this PyTorch "
@@ -329,7 +328,7 @@ TEST_F(SnapshotJoin, OnlyARegularFileBesideTheTraceIsRead) {
   b.event(trace::TorchSnapshot{{}, 2, 1, 2 * kUs, kW0 + 2 * kUs, "fifo"}, 1 * kUs);
   std::string trace = write_file(scratch_ / "t.trace", b.bytes());
   ASSERT_EQ(mkfifo((scratch_ / "fifo").c_str(), 0600), 0);
-  ProcessResult r = gpumemtrace({"summary", trace});
+  ProcessResult r = run_gpumemtrace({"summary", trace});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "gpumemtrace: warning: ../t.trace.torch-exit.pickle: not the name of a file beside the trace: the "
                    "trace is analyzed without this PyTorch snapshot\n"
@@ -344,7 +343,7 @@ TEST_F(SnapshotJoin, NoSnapshotsIsTheTraceAlone) {
   EXPECT_FALSE(alone["trace"].contains("pytorch_snapshots"));
   ScratchDir elsewhere;
   std::filesystem::copy_file(trace, elsewhere / "t.trace");
-  ProcessResult r = gpumemtrace({"summary", "--json", elsewhere / "t.trace"});
+  ProcessResult r = run_gpumemtrace({"summary", "--json", elsewhere / "t.trace"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json without = Json::parse(r.out);
   EXPECT_EQ(without["trace"]["pytorch_snapshots"]["joined"].size(), 0u);

@@ -174,7 +174,7 @@ TEST_F(UsedView, ReportsOnTheDriverStayAsTheDriverSawIt) {
 
 TEST_F(UsedView, TheCommandsSayTheView) {
   std::string path = write_file(scratch_ / "heaps.trace", heap_trace().bytes());
-  ProcessResult text = run_process({analyzer_path(), "summary", path});
+  ProcessResult text = run_gpumemtrace({"summary", path});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("\nview: used: the blocks of the program's 3 heaps count, not the segments that hold them "
                           "(--view reserved: the driver's allocations)\n"),
@@ -186,13 +186,13 @@ TEST_F(UsedView, TheCommandsSayTheView) {
             std::string::npos)
       << text.out;
 
-  ProcessResult json = run_process({analyzer_path(), "peak", "--json", "--view", "reserved", path});
+  ProcessResult json = run_gpumemtrace({"peak", "--json", "--view", "reserved", path});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json peak = nlohmann::json::parse(json.out);
   EXPECT_EQ(peak["view"], "reserved");
   EXPECT_EQ(peak["devices"][0]["peak_bytes"], 6 * kMiB);
 
-  ProcessResult bad = run_process({analyzer_path(), "peak", "--view", "blocks", path});
+  ProcessResult bad = run_gpumemtrace({"peak", "--view", "blocks", path});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err, "gpumemtrace peak: --view blocks is not one of: used, reserved (see gpumemtrace peak --help)\n");
 }

@@ -23,7 +23,7 @@ constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kLoss = 64 * 1024;
 
 nlohmann::json report_of(const std::string& name, const std::string& trace) {
-  ProcessResult r = run_process({analyzer_path(), name, "--json", trace});
+  ProcessResult r = run_gpumemtrace({name, "--json", trace});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
@@ -218,7 +218,7 @@ TEST_F(TrainLoopFragmenting, TheUsedViewsLeaksAreTheBlocksNotTheSegments) {
   }
   EXPECT_TRUE(blocks) << leaks.dump();
 
-  ProcessResult r = run_process({analyzer_path(), "leaks", "--json", "--view", "reserved", run_->trace});
+  ProcessResult r = run_gpumemtrace({"leaks", "--json", "--view", "reserved", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json reserved = nlohmann::json::parse(r.out);
   EXPECT_EQ(reserved["view"], "reserved");

@@ -93,7 +93,7 @@ TEST(KilledAtRandom, EveryAcknowledgedEventIsInTheTraceAndEveryTraceIsAnalyzed) 
     for (uint64_t size : acknowledged) lost += traced.count(size) == 0;
     ASSERT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged allocations";
 
-    ProcessResult summary = run_process({analyzer_path(), "summary", trace});
+    ProcessResult summary = run_gpumemtrace({"summary", trace});
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
     EXPECT_NE(summary.out.find("\nINCOMPLETE: the trace stops at "), std::string::npos) << summary.out.substr(0, 600);
   }

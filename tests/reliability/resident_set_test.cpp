@@ -35,7 +35,7 @@ TEST(LongTrace, TheTracedProcessResidentSetStaysFlatWhileTheTraceGrows) {
   EXPECT_LT((file_end - file_start) * 1024, 16 * kMiB) << run.result.out << "trace: " << trace.st_size << " bytes";
   EXPECT_LT((anon_end - anon_start) * 1024, 8 * kMiB) << run.result.out;
 
-  ProcessResult summary = run_process({analyzer_path(), "summary", "--json", run.trace});
+  ProcessResult summary = run_gpumemtrace({"summary", "--json", run.trace});
   ASSERT_EQ(summary.exit_code, 0) << summary.err;
   nlohmann::json json = nlohmann::json::parse(summary.out);
   EXPECT_EQ(json["trace"]["complete"], true);

@@ -170,7 +170,7 @@ TEST(TraceWriter, PythonCodesAndTaggedFramesReadBackAndDump) {
   EXPECT_EQ(reader.stacks().frames(std::get<trace::Alloc>(records.at(8)).stack),
             (std::vector<uint64_t>{0x7f0000001234, step, main, format::kTruncatedFrame}));
 
-  ProcessResult text = run_process({analyzer_path(), "dump", path});
+  ProcessResult text = run_gpumemtrace({"dump", path});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   for (const char* line : {"python-code index=0 filename=\"/srv/train.py\" qualname=\"Trainer.step\" first_line=50",
                            "python-code index=1 filename=\"/srv/train.py\" qualname=\"<module>\" first_line=1",
@@ -179,7 +179,7 @@ TEST(TraceWriter, PythonCodesAndTaggedFramesReadBackAndDump) {
                            "stack-node id=3 parent=2 ip=\"python code 0 line 57\"",
                            "stack-node id=4 parent=3 ip=0x7f0000001234"})
     EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
-  ProcessResult json = run_process({analyzer_path(), "dump", "--json", path});
+  ProcessResult json = run_gpumemtrace({"dump", "--json", path});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   for (const char* member : {"\"record\":\"python-code\",\"index\":0,\"filename\":\"/srv/train.py\","
                              "\"qualname\":\"Trainer.step\",\"first_line\":50}",

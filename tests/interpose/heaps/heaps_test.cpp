@@ -100,7 +100,7 @@ TEST(Heaps, FromC) {
 
 // `gpumemtrace NAME --json` on a trace.
 nlohmann::json report_of(const std::string& name, const std::string& trace) {
-  ProcessResult r = run_process({analyzer_path(), name, "--json", trace});
+  ProcessResult r = run_gpumemtrace({name, "--json", trace});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
@@ -163,7 +163,7 @@ struct HeapFigures {
 
 // `gpumemtrace fragmentation --json --to TIME`: the first heap of device 0 then is live and has `expected`.
 void expect_heap_at(const std::string& trace, uint64_t time_ns, const HeapFigures& expected) {
-  ProcessResult r = run_process({analyzer_path(), "fragmentation", "--json", "--to", std::to_string(time_ns), trace});
+  ProcessResult r = run_gpumemtrace({"fragmentation", "--json", "--to", std::to_string(time_ns), trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["at_ns"], time_ns);
@@ -217,7 +217,7 @@ TEST(Heaps, FromNvtxMemoryExtension) {
 TEST(Heaps, DumpShowsTheNameOfARegion) {
   TracedRun run = run_traced("capture_prog_nvtx_mem");
   HeapTrace t = heaps_of(run, "done\n");
-  ProcessResult dump = run_process({analyzer_path(), "dump", "--json", run.trace});
+  ProcessResult dump = run_gpumemtrace({"dump", "--json", run.trace});
   ASSERT_EQ(dump.exit_code, 0) << dump.err;
   char address[32];
   std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(t.segment + 1024));
@@ -271,7 +271,7 @@ TEST(Heaps, FromPythonTheUsedViewHasTheBlocksPythonFrames) {
   TracedRun run =
       run_traced(command[0], {command.begin() + 1, command.end()}, {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  ProcessResult r = run_process({analyzer_path(), "peak", "--json", run.trace});
+  ProcessResult r = run_gpumemtrace({"peak", "--json", run.trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json peak = nlohmann::json::parse(r.out);
   EXPECT_EQ(peak["view"], "used");

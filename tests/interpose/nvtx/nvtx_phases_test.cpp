@@ -48,7 +48,7 @@ TEST(NvtxPhases, EveryAllocationHasItsThreadsPhasePath) {
 TEST(NvtxPhases, PhasesReportHasEachInstancesPeakAndWhatItLeftLive) {
   TracedRun run = run_traced("capture_prog_nvtx_phases");
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  ProcessResult r = run_process({analyzer_path(), "phases", "--json", run.trace});
+  ProcessResult r = run_gpumemtrace({"phases", "--json", run.trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json report = nlohmann::json::parse(r.out);
   nlohmann::json by_path;  // phase path -> its instances

@@ -491,15 +491,15 @@ INSTANTIATE_TEST_SUITE_P(Interpreters, TorchHook, testing::Values(10u, 11u, 12u,
 INSTANTIATE_TEST_SUITE_P(Interpreters, TorchJoin, testing::Values(10u, 11u, 12u, 13u, 14u), python_minor_name);
 
 TEST(SnapshotCommand, RefusesAnUntracedProcessAndABadProcessId) {
-  ProcessResult self = run_process({analyzer_path(), "snapshot", std::to_string(getpid())});
+  ProcessResult self = run_gpumemtrace({"snapshot", std::to_string(getpid())});
   EXPECT_EQ(self.exit_code, 2);
   EXPECT_EQ(self.err, "gpumemtrace snapshot: process " + std::to_string(getpid()) +
                           " is not traced by gpumemtrace (libgpumemtrace.so is not loaded in it): nothing sent\n");
-  ProcessResult bad = run_process({analyzer_path(), "snapshot", "12ab"});
+  ProcessResult bad = run_gpumemtrace({"snapshot", "12ab"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("12ab is not a number"), std::string::npos) << bad.err;
   // Above the largest pid Linux hands out (2^22).
-  ProcessResult gone = run_process({analyzer_path(), "snapshot", "99999999"});
+  ProcessResult gone = run_gpumemtrace({"snapshot", "99999999"});
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_EQ(gone.err, "gpumemtrace snapshot: there is no process 99999999\n");
 }
