@@ -66,8 +66,9 @@ for target in "${targets[@]}"; do
     total_cpu="$(awk -v a="$total_cpu" -v b="$cpu" 'BEGIN { print a + b }')"
     total_execs=$((total_execs + execs))
     [ "$mode" = cpu-seconds ] || break
-    # What is left of the CPU budget, as whole seconds; stop when under a minute or 1% of the budget.
-    left="$(awk -v n="$seconds" -v used="$total_cpu" 'BEGIN { l = n - used; print (l < 60 || l < n / 100) ? 0 : int(l + 0.5) }')"
+    # What is left of the CPU budget, rounded up: the target gets at least all of it. A run lasts at least a
+    # minute, since each one first replays the whole corpus.
+    left="$(awk -v n="$seconds" -v used="$total_cpu" 'BEGIN { l = n - used; print l <= 0 ? 0 : (l < 60 ? 60 : int(l) + 1) }')"
     ((left > 0)) || break
   done
   echo "fuzz: $target: $total_execs executions in $total_cpu s of CPU, $((SECONDS - start)) s of wall time, $runs run(s), no crash;" \
