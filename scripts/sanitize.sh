@@ -9,10 +9,11 @@ presets=("$@")
 ((${#presets[@]})) || presets=(asan tsan)
 for preset in "${presets[@]}"; do
   start=$SECONDS
-  # The tsan tests are about the tracer; the analyzer they run is the plain build's (CMakePresets.json).
-  if [ "$preset" = tsan ] && [ ! -x build/bin/gpumemtrace ]; then
-    echo "sanitize: the tsan tests run the plain build's analyzer, build/bin/gpumemtrace: building it (scripts/build.sh)"
-    scripts/build.sh
+  # The tsan tests are about the tracer; the analyzer they run is the plain build's, build/bin/gpumemtrace
+  # (CMakePresets.json), brought up to date here so that they never run a stale one (a no-op after test.sh).
+  if [ "$preset" = tsan ]; then
+    echo "sanitize: the tsan tests run the plain build's analyzer: building build/ (scripts/build.sh)"
+    GPUMEMTRACE_BUILD_DIR="$root/build" scripts/build.sh
   fi
   echo "sanitize: configuring and building the $preset preset"
   cmake --preset "$preset" >/dev/null
