@@ -21,6 +21,18 @@ add_library(gpumemtrace_cuda_headers INTERFACE)
 target_include_directories(gpumemtrace_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS}
                            ${GPUMEMTRACE_CUPTI_INCLUDE_DIR})
 
+# Programs that link the driver (soname libcuda.so.1) link NVIDIA's stub libcuda.so where the toolkit has it.
+# A toolkit assembled from NVIDIA's pip wheels (nvidia-cuda-runtime, -nvcc, ...) has no stubs/: those programs
+# then link the simulated driver, which has the same soname; at run time the simulated driver answers either way.
+set(GPUMEMTRACE_NVIDIA_DRIVER_STUB "${CUDAToolkit_LIBRARY_DIR}/stubs/libcuda.so")
+add_library(gpumemtrace_link_driver INTERFACE)
+if(EXISTS "${GPUMEMTRACE_NVIDIA_DRIVER_STUB}")
+  target_link_libraries(gpumemtrace_link_driver INTERFACE "${GPUMEMTRACE_NVIDIA_DRIVER_STUB}")
+else()
+  message(STATUS "No NVIDIA stub driver at ${GPUMEMTRACE_NVIDIA_DRIVER_STUB}: driver-linked programs link the simulated driver")
+  target_link_libraries(gpumemtrace_link_driver INTERFACE sim_cuda)
+endif()
+
 find_package(PkgConfig REQUIRED)
 function(gpumemtrace_require_pkg target module hint)
   pkg_check_modules(${target} IMPORTED_TARGET ${module})
