@@ -9,7 +9,11 @@ if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null; then generat
 if [ ! -f "$build/CMakeCache.txt" ] && command -v ccache >/dev/null; then
   generator+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+source "$root/scripts/cuda_toolkit.sh"
 echo "build: configuring $build"
 cmake -S "$root" -B "$build" "${generator[@]}" "$@" >/dev/null
-echo "build: compiling"
-cmake --build "$build" --parallel "$(nproc)"
+# GPUMEMTRACE_BUILD_TARGETS="a b": only those targets and what they need (scripts/demo.sh), not the tests.
+targets=()
+[ -n "${GPUMEMTRACE_BUILD_TARGETS:-}" ] && read -r -a targets <<<"$GPUMEMTRACE_BUILD_TARGETS"
+echo "build: compiling${targets[*]:+ ${targets[*]}}"
+cmake --build "$build" --parallel "$(nproc)" ${targets[@]:+--target "${targets[@]}"}

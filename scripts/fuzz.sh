@@ -26,6 +26,7 @@ esac
 
 targets=("$@")
 echo "fuzz: configuring and building the fuzz preset${targets[*]:+ (${targets[*]})}"
+source "$root/scripts/cuda_toolkit.sh"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --parallel "$(nproc)" ${targets[@]:+--target "${targets[@]}"}
 if ((${#targets[@]} == 0)); then

@@ -5,6 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+source "$root/scripts/cuda_toolkit.sh"
 presets=("$@")
 ((${#presets[@]})) || presets=(asan tsan)
 for preset in "${presets[@]}"; do

@@ -33,10 +33,31 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The CUDA toolkit is not a Debian package here: it must already be in /usr/local/cuda (or CUDAToolkit_ROOT).
+# The CUDA toolkit is not a Debian package. A machine may have it in /usr/local/cuda (or CUDAToolkit_ROOT);
+# where it does not, the same files come from NVIDIA's wheels on PyPI, laid out as a toolkit (lib64, the
+# unversioned library names) in $gpumemtrace_cuda_wheels_dir. Only headers are compiled against; NVIDIA's
+# runtime and CUPTI are what the tests compare with and load at run time.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/cuda_toolkit.sh"
 cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
-if [ ! -f "$cuda_root/include/cuda.h" ]; then
-  echo "setup: the CUDA 13 toolkit headers (cuda.h) are missing from $cuda_root." >&2
-  echo "setup: install NVIDIA's CUDA 13 toolkit there, or set CUDAToolkit_ROOT to where it is." >&2
-  exit 1
+if [ ! -f "$cuda_root/include/cuda.h" ] && [ -z "${CUDAToolkit_ROOT:-}" ]; then
+  echo "setup: no CUDA 13 toolkit in $cuda_root: installing NVIDIA's wheels into $gpumemtrace_cuda_wheels_dir"
+  rm -rf "$gpumemtrace_cuda_wheels_dir"
+  mkdir -p "$gpumemtrace_cuda_wheels_dir"
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+    --target "$gpumemtrace_cuda_wheels_dir/packages" \
+    nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 nvidia-cuda-cupti==13.0.85 nvidia-nvtx==13.0.85 \
+    nvidia-cuda-nvcc==13.0.88
+  ln -sfn lib "$gpumemtrace_cuda_wheels_root/lib64"
+  ln -sfn libcudart.so.13 "$gpumemtrace_cuda_wheels_root/lib/libcudart.so"
+  ln -sfn libcupti.so.13 "$gpumemtrace_cuda_wheels_root/lib/libcupti.so"
+  source "$root/scripts/cuda_toolkit.sh"
+  cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
 fi
+for header in cuda.h cupti.h cudaTypedefs.h nvtx3/nvToolsExt.h; do
+  if [ ! -f "$cuda_root/include/$header" ]; then
+    echo "setup: $header is missing from the CUDA 13 toolkit in $cuda_root." >&2
+    echo "setup: install NVIDIA's CUDA 13 toolkit there, or set CUDAToolkit_ROOT to where it is." >&2
+    exit 1
+  fi
+done

@@ -37,7 +37,7 @@ constexpr std::string_view kHelp =
     "--cupti adds NVIDIA's CUPTI to the preloaded hooks: memory-pool sizes and release thresholds, and\n"
     "allocations the hooks cannot see. --inject traces through CUPTI alone, without LD_PRELOAD: the CUDA\n"
     "driver loads the tracer at cuInit (CUDA_INJECTION64_PATH); the simulated device does not. Without a\n"
-    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (README: modes).\n";
+    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (docs/cupti.md: modes).\n";
 
 constexpr std::string_view kExitStatus =
     "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
