@@ -44,17 +44,17 @@ if [ ! -f "$cuda_root/include/cuda.h" ] && [ -z "${CUDAToolkit_ROOT:-}" ]; then
   echo "setup: no CUDA 13 toolkit in $cuda_root: installing NVIDIA's wheels into $gpumemtrace_cuda_wheels_dir"
   rm -rf "$gpumemtrace_cuda_wheels_dir"
   mkdir -p "$gpumemtrace_cuda_wheels_dir"
-  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
     --target "$gpumemtrace_cuda_wheels_dir/packages" \
     nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 nvidia-cuda-cupti==13.0.85 nvidia-nvtx==13.0.85 \
-    nvidia-cuda-nvcc==13.0.88
+    nvidia-cuda-nvcc==13.0.88 nvidia-cuda-profiler-api==13.0.85
   ln -sfn lib "$gpumemtrace_cuda_wheels_root/lib64"
   ln -sfn libcudart.so.13 "$gpumemtrace_cuda_wheels_root/lib/libcudart.so"
   ln -sfn libcupti.so.13 "$gpumemtrace_cuda_wheels_root/lib/libcupti.so"
   source "$root/scripts/cuda_toolkit.sh"
   cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
 fi
-for header in cuda.h cupti.h cudaTypedefs.h nvtx3/nvToolsExt.h; do
+for header in cuda.h cupti.h cudaTypedefs.h cudaProfiler.h nvtx3/nvToolsExt.h; do
   if [ ! -f "$cuda_root/include/$header" ]; then
     echo "setup: $header is missing from the CUDA 13 toolkit in $cuda_root." >&2
     echo "setup: install NVIDIA's CUDA 13 toolkit there, or set CUDAToolkit_ROOT to where it is." >&2
