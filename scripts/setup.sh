@@ -40,3 +40,6 @@ if [ ! -f "$cuda_root/include/cuda.h" ]; then
   echo "setup: install NVIDIA's CUDA 13 toolkit there, or set CUDAToolkit_ROOT to where it is." >&2
   exit 1
 fi
+
+# PyTorch for the real-PyTorch tests (tests/pytorch), in the project's venv.
+bash "$(dirname "${BASH_SOURCE[0]}")/setup_pytorch.sh"
