@@ -1,7 +1,7 @@
 // Real PyTorch 2.14.1 (its CUDA build) on the simulated device, run as users run it: `gpumemtrace run --sim --
 // python script.py`. PyTorch's own figures after a scripted sequence (allocator_sequence.py) against the values its
 // caching allocator's rules give; its own out-of-memory errors (out_of_memory.py); and our reports against its
-// figures, to the byte. Each script runs once per test suite (importing torch takes seconds).
+// figures, to the byte. Importing torch takes seconds: each test runs few processes.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -156,6 +156,10 @@ const Figures kSteps[] = {
 };
 constexpr uint64_t kMaxReserved = 68 * kMiB;
 
+// ctest runs each test in a process of its own, so the sequence's checks are two tests, not one per figure.
+// PyTorch's figures follow the rules; torch.cuda.mem_get_info() is the simulated device's cudaMemGetInfo (4 GiB, less
+// what PyTorch reserved); what runs without device code works: the device, copies both ways (pinned too), events,
+// the statistics.
 TEST_F(AllocatorSequence, PytorchFiguresFollowTheCachingAllocatorsRules) {
   uint64_t max_reserved = 0;
   for (const Figures& f : kSteps) {
@@ -166,22 +170,11 @@ TEST_F(AllocatorSequence, PytorchFiguresFollowTheCachingAllocatorsRules) {
     EXPECT_EQ(step["reserved"], f.reserved);
     max_reserved = std::max(max_reserved, f.reserved);
     EXPECT_EQ(step["max_reserved"], max_reserved);
-  }
-  EXPECT_EQ(max_reserved, kMaxReserved);
-}
-
-// torch.cuda.mem_get_info() is the simulated device's cudaMemGetInfo: 4 GiB, less what PyTorch reserved.
-TEST_F(AllocatorSequence, MemGetInfoIsTheSimulatedDevicesToTheByte) {
-  for (const Figures& f : kSteps) {
-    SCOPED_TRACE(f.step);
-    const nlohmann::json& step = run().steps.at(f.step);
     EXPECT_EQ(step["total"], 4 * kGiB);
     EXPECT_EQ(step["free"], 4 * kGiB - f.reserved);
   }
-}
+  EXPECT_EQ(max_reserved, kMaxReserved);
 
-// What runs without device code: the device, copies both ways (pinned too), events, the statistics.
-TEST_F(AllocatorSequence, DevicesCopiesEventsAndStatisticsWork) {
   const auto& checks = run().checks;
   EXPECT_EQ(checks.at("is_available"), true);
   EXPECT_EQ(checks.at("device_count"), 1);
@@ -192,6 +185,45 @@ TEST_F(AllocatorSequence, DevicesCopiesEventsAndStatisticsWork) {
   EXPECT_EQ(checks.at("num_alloc_retries"), 0);
   EXPECT_EQ(checks.at("segment_count"), 5);  // 2 MiB x3, the 20 MiB of each stream
   EXPECT_EQ(checks.at("summary_has_title"), true);
+}
+
+// PYTORCH_CUDA_ALLOC_CONF at work: roundup_power2_divisions:4 rounds 5 MiB + 1 byte up to the next quarter of its
+// power of two (6 MiB) and 25 MiB to 28 MiB; with max_split_size_mb:20 the cached 28 MiB block is too large for a
+// 12 MiB request, which gets a 12 MiB segment of its own. The reserved view ends where memory_reserved does.
+TEST(AllocatorSettings, RoundingAndSplittingFollowTheRules) {
+  REQUIRE_TORCH();
+  const struct {
+    const char* conf;
+    uint64_t odd_size;        // allocated after torch.empty(5 MiB + 1)
+    uint64_t after_oversize;  // reserved after 25 MiB freed and 12 MiB asked for
+  } cases[] = {{"", 5 * kMiB + 512, 26 * kMiB}, {"roundup_power2_divisions:4,max_split_size_mb:20", 6 * kMiB, 40 * kMiB}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.conf);
+    TorchRun run = run_torch(kScripts + "/alloc_conf.py", {}, "1GiB", {{"PYTORCH_CUDA_ALLOC_CONF", c.conf}});
+    ASSERT_EQ(run.result.exit_code, 0) << describe(run.result);
+    ASSERT_TRUE(run.steps.contains("after_oversize")) << run.result.out;
+    EXPECT_EQ(run.steps.at("odd_size")["allocated"], c.odd_size);
+    EXPECT_EQ(run.steps.at("odd_size")["reserved"], 20 * kMiB);
+    EXPECT_EQ(run.steps.at("after_oversize")["allocated"], 12 * kMiB);
+    EXPECT_EQ(run.steps.at("after_oversize")["reserved"], c.after_oversize);
+    nlohmann::json summary = report({"summary", "--json", run.trace});
+    EXPECT_EQ(summary["devices"].at(0)["reserved"]["final_bytes"], c.after_oversize);
+
+    // PyTorch's own torch.cuda._memory_viz reads our memory-viz export with the same totals.
+    std::string exported = run.dir + "/memory-viz.pickle";
+    ProcessResult e = run_gpumemtrace({"export", "--format", "memory-viz", "-o", exported, run.trace});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    std::string why;
+    ProcessResult viz = run_process(
+        {torch_python(&why), "-W", "ignore", "-c",
+         "import pickle, sys\nfrom torch.cuda import _memory_viz\nprint(_memory_viz.segsum(pickle.load(open(sys.argv[1], "
+         "'rb'))))",
+         exported});
+    ASSERT_EQ(viz.exit_code, 0) << viz.err;
+    std::string reserved_mib = std::to_string(c.after_oversize / kMiB) + ".0MiB";
+    EXPECT_NE(viz.out.find("\ntotal_reserved: " + reserved_mib + "\ntotal_allocated: 12.0MiB\n"), std::string::npos)
+        << viz.out;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -254,8 +286,11 @@ size_t torch_hook_records(const std::string& trace) {
 }
 
 // The hook turned PyTorch's history on once and wrote the exit snapshot; every segment of the history is one of the
-// trace's cudaMalloc allocations (2 MiB x3, 20 MiB x2, 26 MiB), and the trace has no other.
-TEST_F(AllocatorSequence, TheSnapshotJoinsTheTraceSegmentBySegment) {
+// trace's cudaMalloc allocations (2 MiB x3, 20 MiB x2, 26 MiB), and the trace has no other. memory_reserved and
+// max_memory_reserved are the reserved view's final and peak bytes. The used view counts what the program asked for
+// (4000 bytes, 25 MiB), where memory_allocated counts PyTorch's rounded blocks (4096 bytes, the whole 26 MiB
+// block): its peak is max_memory_allocated less that rounding.
+TEST_F(AllocatorSequence, TheSnapshotJoinsTheTraceAndOurFiguresArePytorchs) {
   EXPECT_EQ(torch_hook_records(run().trace), 1u);
   EXPECT_TRUE(file_exists(run().trace + ".torch-exit.pickle"));
   nlohmann::json summary = report({"summary", "--json", run().trace});
@@ -267,13 +302,7 @@ TEST_F(AllocatorSequence, TheSnapshotJoinsTheTraceSegmentBySegment) {
   EXPECT_EQ(joined["other_allocations"], 0);
   EXPECT_EQ(joined["expandable_segments"], false);
   for (const auto& [what, count] : joined["history_inconsistencies"].items()) EXPECT_EQ(count, 0) << what;
-}
 
-// memory_reserved and max_memory_reserved are the reserved view's final and peak bytes. The used view counts what
-// the program asked for (4000 bytes, 25 MiB), where memory_allocated counts PyTorch's rounded blocks (4096 bytes,
-// the whole 26 MiB block): its peak is max_memory_allocated less that rounding.
-TEST_F(AllocatorSequence, OurFiguresArePytorchsToTheByte) {
-  nlohmann::json summary = report({"summary", "--json", run().trace});
   const nlohmann::json& device = summary["devices"].at(0);
   EXPECT_EQ(device["reserved"]["peak_bytes"], run().steps.at("end")["max_reserved"]);
   EXPECT_EQ(device["reserved"]["peak_bytes"], kMaxReserved);
