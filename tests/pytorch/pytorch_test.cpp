@@ -278,10 +278,12 @@ TEST(OutOfMemory, PytorchRaisesItsOwnErrorWithAndWithoutExpandableSegmentsAndAFr
 // ---------------------------------------------------------------------------------------------------------------
 // Under the tracer: the hook, its snapshots joined to the trace, our figures against PyTorch's.
 
-size_t torch_hook_records(const std::string& trace) {
+// The history_entries of each TorchHook record (0: the program's own history setting was kept).
+std::vector<uint64_t> torch_hooks(const std::string& trace) {
   trace::Reader reader(trace);
-  size_t hooks = 0;
-  while (const trace::Record* record = reader.next()) hooks += std::holds_alternative<trace::TorchHook>(*record);
+  std::vector<uint64_t> hooks;
+  while (const trace::Record* record = reader.next())
+    if (const auto* hook = std::get_if<trace::TorchHook>(record)) hooks.push_back(hook->history_entries);
   return hooks;
 }
 
@@ -291,7 +293,7 @@ size_t torch_hook_records(const std::string& trace) {
 // (4000 bytes, 25 MiB), where memory_allocated counts PyTorch's rounded blocks (4096 bytes, the whole 26 MiB
 // block): its peak is max_memory_allocated less that rounding.
 TEST_F(AllocatorSequence, TheSnapshotJoinsTheTraceAndOurFiguresArePytorchs) {
-  EXPECT_EQ(torch_hook_records(run().trace), 1u);
+  EXPECT_EQ(torch_hooks(run().trace), std::vector<uint64_t>{100000}) << "GPUMEMTRACE_TORCH_ENTRIES' default";
   EXPECT_TRUE(file_exists(run().trace + ".torch-exit.pickle"));
   nlohmann::json summary = report({"summary", "--json", run().trace});
   const nlohmann::json& joined = summary["trace"]["pytorch_snapshots"];
@@ -378,7 +380,18 @@ TEST(SnapshotCommand, AsksTheRunningProgramForASnapshot) {
             std::string::npos)
       << run.result.out;
   EXPECT_TRUE(file_exists(run.trace + ".torch-usr1-1.pickle"));
-  EXPECT_EQ(torch_hook_records(run.trace), 1u);
+  EXPECT_EQ(torch_hooks(run.trace).size(), 1u);
+}
+
+// A program that records PyTorch's history itself keeps its setting: 3 entries, not the hook's 100000.
+TEST(TorchHook, LeavesTheProgramsOwnHistoryAlone) {
+  REQUIRE_TORCH();
+  TorchRun run = run_torch(kScripts + "/own_history.py", {}, "1GiB");
+  ASSERT_EQ(run.result.exit_code, 0) << describe(run.result);
+  ASSERT_EQ(run.objects.size(), 1u) << run.result.out;
+  EXPECT_EQ(run.objects[0]["history"], 3);
+  EXPECT_EQ(torch_hooks(run.trace), std::vector<uint64_t>{0});
+  EXPECT_TRUE(file_exists(run.trace + ".torch-exit.pickle"));
 }
 
 }  // namespace
