@@ -11,7 +11,7 @@ namespace {
 
 cudaError_t not_supported(std::atomic<bool>& said, const char* name, const char* why) {
   if (!said.exchange(true, std::memory_order_relaxed))
-    std::fprintf(stderr, "sim cudart: %s is not supported: %s\n", name, why);
+    std::fprintf(stderr, "gpumemtrace simulated CUDA runtime: %s is not supported: %s\n", name, why);
   return fail(cudaErrorNotSupported);
 }
 

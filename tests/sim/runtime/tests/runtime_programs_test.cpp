@@ -452,8 +452,8 @@ TEST(RuntimeApi, KernelsLaunchWithoutRunningDeviceCode) {
                                 {"pci_bus_id", "0000:01:00.0"}});
   // Two calls of cudaGraphLaunch, one line.
   EXPECT_EQ(r.err,
-            "sim cudart: cudaGraphLaunch is not supported: the simulated driver captures no stream work into CUDA "
-            "graphs\n");
+            "gpumemtrace simulated CUDA runtime: cudaGraphLaunch is not supported: the simulated driver captures no "
+            "stream work into CUDA graphs\n");
 }
 
 TEST(RuntimeApi, PerThreadDefaultStreamBuildUsesThePtszExports) {
