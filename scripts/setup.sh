@@ -61,3 +61,6 @@ for header in cuda.h cupti.h cudaTypedefs.h cudaProfiler.h nvtx3/nvToolsExt.h; d
     exit 1
   fi
 done
+
+# PyTorch for the real-PyTorch tests (tests/pytorch), in the project's venv.
+bash "$root/scripts/setup_pytorch.sh"

@@ -154,15 +154,26 @@ int run_main(std::span<const std::string> args) {
 
   ChildResult child = run_child(options->command, [&](pid_t self) {
     std::string root = root_trace(self).string();
+    // The simulated runtime is preloaded as well as first on the library path: a library whose DT_RPATH names
+    // NVIDIA's libcudart.so.13 (PyTorch's do) would find that one first, and it cannot run on the simulated driver.
+    std::string preload = getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "";
+    if (sim_dir) preload = prepend_path((*sim_dir / "libcudart.so.13").string(), preload.c_str());
     if (options->inject)
       setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
     else
-      setenv("LD_PRELOAD", prepend_path(library.string(), getenv("LD_PRELOAD")).c_str(), 1);
+      preload = prepend_path(library.string(), preload.c_str());
+    if (!preload.empty()) setenv("LD_PRELOAD", preload.c_str(), 1);
     if (options->cupti) setenv("GPUMEMTRACE_CUPTI", "1", 1);
     setenv("GPUMEMTRACE_ROOT_PID", std::to_string(self).c_str(), 1);
     setenv("GPUMEMTRACE_OUTPUT_ROOT", root.c_str(), 1);
     if (set_pattern) setenv("GPUMEMTRACE_OUTPUT", (escape_pattern(root) + ".%p").c_str(), 1);
-    if (sim_dir) setenv("LD_LIBRARY_PATH", prepend_path(sim_dir->string(), getenv("LD_LIBRARY_PATH")).c_str(), 1);
+    if (sim_dir) {
+      setenv("LD_LIBRARY_PATH", prepend_path(sim_dir->string(), getenv("LD_LIBRARY_PATH")).c_str(), 1);
+      // PyTorch's expandable segments otherwise ask NVIDIA's management library (libnvidia-ml.so.1, which the
+      // simulated device does not have) whether handles can be shared over a fabric, and crash without it; the
+      // simulated device shares nothing between processes anyway. A value the user set is kept.
+      setenv("TORCH_CUDA_EXPANDABLE_SEGMENTS_IPC", "0", 0);
+    }
     if (options->sim_memory) setenv("GPUMEMTRACE_SIM_MEMORY", options->sim_memory->c_str(), 1);
     if (options->sim_devices) setenv("GPUMEMTRACE_SIM_DEVICES", options->sim_devices->c_str(), 1);
   });

@@ -175,13 +175,19 @@ TEST_F(RunCommand, SimPutsTheSimulatedDeviceFirstOnTheLibraryPath) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto env = parse_env(r.out);
   EXPECT_EQ(env["LD_LIBRARY_PATH"], build_tree + "/lib/sim:/opt/x");
+  // The simulated runtime is also preloaded, after the tracer: PyTorch's libraries would find NVIDIA's through
+  // their DT_RPATH first.
+  EXPECT_EQ(env["LD_PRELOAD"], build_tree + "/lib/libgpumemtrace.so:" + build_tree + "/lib/sim/libcudart.so.13");
+  EXPECT_EQ(env["TORCH_CUDA_EXPANDABLE_SEGMENTS_IPC"], "0");
   EXPECT_EQ(env.count("GPUMEMTRACE_SIM_MEMORY"), 0u);
 
   std::string installed = make_prefix(true, "lib/gpumemtrace/sim");
-  r = run(installed, {"--sim-memory", "1.5GiB", "--sim-devices=2", "--", "/usr/bin/env"}, {{"LD_LIBRARY_PATH", {}}});
+  r = run(installed, {"--sim-memory", "1.5GiB", "--sim-devices=2", "--", "/usr/bin/env"},
+          {{"LD_LIBRARY_PATH", {}}, {"TORCH_CUDA_EXPANDABLE_SEGMENTS_IPC", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   env = parse_env(r.out);
   EXPECT_EQ(env["LD_LIBRARY_PATH"], installed + "/lib/gpumemtrace/sim");
+  EXPECT_EQ(env["TORCH_CUDA_EXPANDABLE_SEGMENTS_IPC"], "1") << "the user's own setting is kept";
   EXPECT_EQ(env["GPUMEMTRACE_SIM_MEMORY"], "1.5GiB");
   EXPECT_EQ(env["GPUMEMTRACE_SIM_DEVICES"], "2");
 }

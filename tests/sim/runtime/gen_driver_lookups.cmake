@@ -1,9 +1,9 @@
 # Turns tests/data/cudart13-driver-lookups.tsv into a C++ table for the simulated runtime (cmake -P script).
-#   -DTSV=<lookups.tsv> -DTYPEDEFS=<cudaTypedefs.h> -DOUT=<driver_lookups.inc>
+#   -DTSV=<lookups.tsv> -DTYPEDEFS=<cudaTypedefs.h;cudaProfilerTypedefs.h> -DOUT=<driver_lookups.inc>
 # For every row (symbol, cuda_version, flags, resolved), in file order, it emits:
 #   - an enumerator R_<resolved> (a repeated resolved name gets _at<version>_f<flags> appended),
 #   - the row itself in kLookups[],
-#   - pfn::R_<...>: the PFN_<symbol>_v<N> typedef of cudaTypedefs.h with the highest N not above cuda_version
+#   - pfn::R_<...>: the PFN_<symbol>_v<N> typedef of the TYPEDEFS headers with the highest N not above cuda_version
 #     (the signature the runtime was built for; a _ptsz/_ptds entry point has the same signature).
 cmake_minimum_required(VERSION 3.25)
 foreach(var TSV TYPEDEFS OUT)
@@ -13,7 +13,11 @@ foreach(var TSV TYPEDEFS OUT)
 endforeach()
 
 # Public typedefs only: the indented ones in cudaTypedefs.h sit inside #if defined(__CUDA_API_VERSION_INTERNAL).
-file(STRINGS "${TYPEDEFS}" typedef_lines REGEX "^typedef .*PFN_[A-Za-z0-9]+_v[0-9]+\\)")
+set(typedef_lines "")
+foreach(header IN LISTS TYPEDEFS)
+  file(STRINGS "${header}" header_lines REGEX "^typedef .*PFN_[A-Za-z0-9]+_v[0-9]+\\)")
+  list(APPEND typedef_lines ${header_lines})
+endforeach()
 foreach(line IN LISTS typedef_lines)
   if(line MATCHES "PFN_([A-Za-z0-9]+)_v([0-9]+)\\)")
     list(APPEND pfn_versions_${CMAKE_MATCH_1} ${CMAKE_MATCH_2})

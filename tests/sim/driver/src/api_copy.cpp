@@ -216,6 +216,12 @@ SIM_WITH_PER_THREAD(cuMemsetD16Async, _ptsz, (CUdeviceptr dstDevice, unsigned sh
                     fill_async(dstDevice, 0, us, N, 1, hStream))
 SIM_WITH_PER_THREAD(cuMemsetD32Async, _ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
                     fill_async(dstDevice, 0, ui, N, 1, hStream))
+// A stream memory operation: the 32-bit write is a one-element fill in stream order (flags only order it).
+SIM_WITH_PER_THREAD(cuStreamWriteValue32, _ptsz, (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int),
+                    fill_async<cuuint32_t>(addr, 0, value, 1, 1, stream))
+SIM_WITH_PER_THREAD(cuStreamWriteValue32_v2, _ptsz,
+                    (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int),
+                    fill_async<cuuint32_t>(addr, 0, value, 1, 1, stream))
 SIM_WITH_PER_THREAD(cuMemsetD2D8_v2, _ptds,
                     (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height),
                     fill(dstDevice, dstPitch, uc, Width, Height))

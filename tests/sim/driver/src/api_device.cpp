@@ -1,4 +1,5 @@
 // Initialization, versions, devices, primary contexts and the context stack.
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -496,5 +497,10 @@ CUAPI cuCtxDisablePeerAccess(CUcontext peerContext) {
 CUAPI cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
   (void)pExportTableId;
   if (ppExportTable) *ppExportTable = nullptr;
-  return CUDA_ERROR_NOT_SUPPORTED;  // NVIDIA's private interfaces are not imitated
+  // NVIDIA's private interfaces are not imitated; say so once, since the caller's own error rarely does.
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true, std::memory_order_relaxed))
+    std::fprintf(stderr, "gpumemtrace simulated CUDA driver: cuGetExportTable is not supported: NVIDIA's private "
+                         "driver interfaces (which cuBLAS, cuDNN and NCCL need) are not simulated\n");
+  return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -3,6 +3,7 @@
 // and is not memory; cuMemMap maps the memfd at the reserved address (MAP_SHARED|MAP_FIXED, so two mappings of a
 // handle alias and copies through a mapping work) and cuMemUnmap puts PROT_NONE address space back.
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -226,6 +227,28 @@ CUAPI cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocation
   if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
   *static_cast<int*>(shareableHandle) = fd;
   return CUDA_SUCCESS;
+}
+
+// Only a handle this process exported imports (the device is not shared between processes): the same physical
+// memory, one more reference, as the real driver gives.
+CUAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                     CUmemAllocationHandleType shHandleType) {
+  SIM_REQUIRE_INIT();
+  if (!handle) return CUDA_ERROR_INVALID_VALUE;
+  if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  struct stat imported {};
+  if (fstat(static_cast<int>(reinterpret_cast<intptr_t>(osHandle)), &imported) != 0) return CUDA_ERROR_INVALID_VALUE;
+  Vmm& v = vmm();
+  std::lock_guard lock(v.mu);
+  for (Phys* phys : v.handles) {
+    struct stat ours {};
+    if (fstat(phys->fd, &ours) == 0 && ours.st_dev == imported.st_dev && ours.st_ino == imported.st_ino) {
+      phys->refs++;
+      *handle = reinterpret_cast<uintptr_t>(phys);
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 CUAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,

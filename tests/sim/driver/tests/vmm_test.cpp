@@ -1,5 +1,7 @@
 // Virtual memory management: granularity, physical memory accounting, reservations, mappings that alias, unmap
 // and release in either order.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "sim_test.h"
@@ -96,6 +98,44 @@ TEST_F(VmmTest, PhysicalMemoryCountsFromCreateUntilReleasedAndUnmapped) {
   EXPECT_EQ(free_bytes(), before);
   EXPECT_EQ(cuMemAddressFree(va, 4 * MiB), CUDA_ERROR_INVALID_VALUE);  // not the reserved size
   ASSERT_CU(cuMemAddressFree(va, 8 * MiB));
+}
+
+// PyTorch's expandable segments export each handle and import it back: the same memory, one more reference.
+TEST_F(VmmTest, ExportedHandleImportsBackInTheSameProcess) {
+  const uint64_t before = free_bytes();
+  CUmemAllocationProp p = prop();
+  CUmemGenericAllocationHandle h = 0;
+  ASSERT_CU(cuMemCreate(&h, 2 * MiB, &p, 0));
+  int fd = -1;
+  ASSERT_CU(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CUmemGenericAllocationHandle imported = 0;
+  ASSERT_CU(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  EXPECT_EQ(imported, h);
+  EXPECT_EQ(free_bytes(), before - 2 * MiB);
+  ASSERT_CU(cuMemRelease(h));
+  EXPECT_EQ(free_bytes(), before - 2 * MiB) << "the import's reference holds it";
+  ASSERT_CU(cuMemRelease(imported));
+  EXPECT_EQ(free_bytes(), before);
+  EXPECT_EQ(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+            CUDA_ERROR_NOT_SUPPORTED)
+      << "a descriptor of no live handle (another process's)";
+  close(fd);
+}
+
+// cuStreamWriteValue32 writes in stream order, through a mapping like any device memory.
+TEST_F(VmmTest, StreamWriteValue32WritesTheValue) {
+  CUdeviceptr d = 0;
+  ASSERT_CU(cuMemAlloc(&d, 4096));
+  ASSERT_CU(cuMemsetD32(d, 0, 1024));
+  ASSERT_CU(cuStreamWriteValue32(nullptr, d + 8, 0xfeedbeefu, CU_STREAM_WRITE_VALUE_DEFAULT));
+  ASSERT_CU(cuStreamSynchronize(nullptr));
+  uint32_t words[3] = {};
+  ASSERT_CU(cuMemcpyDtoH(words, d, sizeof words));
+  EXPECT_EQ(words[0], 0u);
+  EXPECT_EQ(words[2], 0xfeedbeefu);
+  ASSERT_CU(cuMemFree(d));
 }
 
 TEST_F(VmmTest, UnmapThenReleaseAndMultiMappingUnmap) {

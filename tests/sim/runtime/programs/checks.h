@@ -43,5 +43,7 @@ inline const char* driver_symbol(void* fn, std::initializer_list<const char*> ca
 
 // Checks through the per-thread-default-stream entry points (runtime_checks_ptds.cpp).
 int ptds_checks();
+// Kernels and the other calls PyTorch makes beyond allocation (runtime_checks_kernels.cpp).
+int kernel_checks();
 
 }  // namespace checks

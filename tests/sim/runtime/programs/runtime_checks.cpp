@@ -10,6 +10,7 @@
 //   pools       explicit pools through cudaMemPool*, the device's default/current pool
 //   streams     streams and events
 //   entrypoint  cudaGetDriverEntryPoint[ByVersion] against the driver's own exports
+//   kernels     kernel registration and launch, the calls PyTorch makes around them (runtime_checks_kernels.cpp)
 //   ptds        the same calls as built with --default-stream per-thread (the _ptsz/_ptds exports)
 //   threads     8 threads whose first CUDA call races the runtime's initialization
 //   reset       cudaDeviceReset and use afterwards
@@ -454,10 +455,13 @@ int main(int argc, char** argv) {
   else if (mode == "streams") streams();
   else if (mode == "entrypoint") entrypoint();
   else if (mode == "ptds") ptds_checks();
+  else if (mode == "kernels") kernel_checks();
   else if (mode == "threads") threads();
   else if (mode == "reset") reset();
   else {
-    std::fprintf(stderr, "usage: %s probe|errors|lasterror|devices|memory|pools|streams|entrypoint|ptds|threads|reset\n",
+    std::fprintf(stderr,
+                 "usage: %s probe|errors|lasterror|devices|memory|pools|streams|kernels|entrypoint|ptds|threads|"
+                 "reset\n",
                  argv[0]);
     return 2;
   }

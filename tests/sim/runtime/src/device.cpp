@@ -2,6 +2,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include <cuda_profiler_api.h>
+
 #include "runtime.h"
 
 using namespace sim_cudart;
@@ -210,4 +212,40 @@ SIM_CUDART_API cudaError_t CUDARTAPI cudaDeviceSetMemPool(int device, cudaMemPoo
 SIM_CUDART_API cudaError_t CUDARTAPI cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
   SIM_TRY(enter_device(device));
   return SIM_CALL(cuDeviceGetMemPool, memPool, cu_device(device));
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaDeviceGetPCIBusId(char* pciBusId, int len, int device) {
+  SIM_TRY(enter_device(device));
+  if (pciBusId == nullptr || len <= 0) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuDeviceGetPCIBusId, pciBusId, len, cu_device(device));
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuCtxGetStreamPriorityRange, leastPriority, greatestPriority);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) {
+  SIM_TRY(enter_device(device));
+  if (!valid_device(peerDevice)) return fail(cudaErrorInvalidDevice);
+  if (canAccessPeer == nullptr) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuDeviceCanAccessPeer, canAccessPeer, cu_device(device), cu_device(peerDevice));
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
+  SIM_TRY(enter());
+  if (!valid_device(peerDevice)) return fail(cudaErrorInvalidDevice);
+  CUcontext peer = nullptr;
+  SIM_TRY(primary_context(peerDevice, &peer));
+  return SIM_CALL(cuCtxEnablePeerAccess, peer, flags);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaProfilerStart(void) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuProfilerStart);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaProfilerStop(void) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuProfilerStop);
 }

@@ -72,16 +72,20 @@ cudaError_t driver_init() {
 int device_count() { return g_device_count; }
 CUdevice cu_device(int device) { return g_devices[device]; }
 
+cudaError_t primary_context(int device, CUcontext* ctx) {
+  SIM_TRY(enter_driver());
+  std::lock_guard<std::mutex> lock(g_context_mutex);
+  CUcontext& primary = g_primary[device];
+  if (primary == nullptr) SIM_TRY(SIM_CALL(cuDevicePrimaryCtxRetain, &primary, cu_device(device)));
+  *ctx = primary;
+  return cudaSuccess;
+}
+
 cudaError_t activate_context(ThreadState& t) {
   SIM_TRY(enter_driver());
   unsigned epoch = g_epoch.load(std::memory_order_acquire);
   CUcontext ctx = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(g_context_mutex);
-    CUcontext& primary = g_primary[t.device];
-    if (primary == nullptr) SIM_TRY(SIM_CALL(cuDevicePrimaryCtxRetain, &primary, cu_device(t.device)));
-    ctx = primary;
-  }
+  SIM_TRY(primary_context(t.device, &ctx));
   SIM_TRY(SIM_CALL(cuCtxSetCurrent, ctx));
   t.epoch = epoch;
   return cudaSuccess;

@@ -339,3 +339,52 @@ SIM_CUDART_API cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int valu
                                                            cudaStream_t stream) {
   return memset_async<R_cuMemsetD8Async_ptsz>(devPtr, value, count, stream);
 }
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuMemHostRegister_v2, ptr, size, flags);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaHostUnregister(void* ptr) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuMemHostUnregister, ptr);
+}
+
+// With unified addressing the driver tells host from device memory itself.
+SIM_CUDART_API cudaError_t CUDARTAPI cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                                        size_t width, size_t height, cudaMemcpyKind kind,
+                                                        cudaStream_t stream) {
+  SIM_TRY(enter());
+  if (!valid_kind(kind)) return fail(cudaErrorInvalidMemcpyDirection);
+  if (width == 0 || height == 0) return cudaSuccess;
+  CUDA_MEMCPY2D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.srcDevice = dptr(src);
+  copy.srcPitch = spitch;
+  copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.dstDevice = dptr(dst);
+  copy.dstPitch = dpitch;
+  copy.WidthInBytes = width;
+  copy.Height = height;
+  return SIM_CALL(cuMemcpy2DAsync_v2, &copy, cu(stream));
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                                          size_t count, cudaStream_t stream) {
+  SIM_TRY(enter());
+  if (!valid_device(dstDevice) || !valid_device(srcDevice)) return fail(cudaErrorInvalidDevice);
+  if (count == 0) return cudaSuccess;
+  CUcontext dst_ctx = nullptr;
+  CUcontext src_ctx = nullptr;
+  SIM_TRY(primary_context(dstDevice, &dst_ctx));
+  SIM_TRY(primary_context(srcDevice, &src_ctx));
+  return SIM_CALL(cuMemcpyPeerAsync, dptr(dst), dst_ctx, dptr(src), src_ctx, count, cu(stream));
+}
+
+// cudaMemAccessDesc and CUmemAccessDesc have the same layout and values.
+SIM_CUDART_API cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t memPool, const cudaMemAccessDesc* descList,
+                                                           size_t count) {
+  static_assert(sizeof(cudaMemAccessDesc) == sizeof(CUmemAccessDesc));
+  SIM_TRY(enter());
+  return SIM_CALL(cuMemPoolSetAccess, memPool, reinterpret_cast<const CUmemAccessDesc*>(descList), count);
+}

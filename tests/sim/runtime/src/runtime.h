@@ -1,8 +1,9 @@
 // The simulated CUDA runtime's internals: the driver entry-point table, per-thread state, error handling.
-// Public CUDA API only: cuda_runtime_api.h for what we export, cuda.h/cudaTypedefs.h for what we call.
+// Public CUDA API only: cuda_runtime_api.h for what we export, cuda.h and the PFN_* typedefs for what we call.
 #pragma once
 
 #include <cuda.h>
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
@@ -73,6 +74,8 @@ int device_count();        // after a successful driver_init()
 CUdevice cu_device(int);   // ordinal -> CUdevice, after a successful driver_init()
 inline bool valid_device(int device) { return device >= 0 && device < device_count(); }
 
+// The device's primary context, retained once per process.
+cudaError_t primary_context(int device, CUcontext* ctx);
 // Makes the thread's device's primary context current (retaining it once per process).
 cudaError_t activate_context(ThreadState& t);
 // Forgets the device's primary context after cudaDeviceReset reset it.

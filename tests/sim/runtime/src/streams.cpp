@@ -113,3 +113,80 @@ SIM_CUDART_API cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
   SIM_TRY(enter());
   return SIM_CALL(cuEventDestroy_v2, cu(event));
 }
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                                               unsigned int flags) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuEventRecordWithFlags, cu(event), cu(stream), flags);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  SIM_TRY(enter());
+  return SIM_CALL(cuStreamWaitEvent, cu(stream), cu(event), flags);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t hStream, int* priority) {
+  SIM_TRY(enter());
+  if (priority == nullptr) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuStreamGetPriority, cu(hStream), priority);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  SIM_TRY(enter());
+  if (fn == nullptr) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuLaunchHostFunc, cu(stream), fn, userData);
+}
+
+namespace {
+
+// A runtime stream callback behind the driver's: the status it gets is the runtime's error.
+struct StreamCallback {
+  cudaStreamCallback_t callback;
+  void* user_data;
+};
+
+void CUDA_CB run_stream_callback(CUstream stream, CUresult status, void* data) {
+  auto* c = static_cast<StreamCallback*>(data);
+  c->callback(reinterpret_cast<cudaStream_t>(stream), to_runtime_error(status), c->user_data);
+  delete c;
+}
+
+}  // namespace
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                                            void* userData, unsigned int flags) {
+  SIM_TRY(enter());
+  if (callback == nullptr) return fail(cudaErrorInvalidValue);
+  auto* c = new StreamCallback{callback, userData};
+  cudaError_t e = SIM_CALL(cuStreamAddCallback, cu(stream), run_stream_callback, c, flags);
+  if (e != cudaSuccess) delete c;
+  return e;
+}
+
+// Stream capture: the simulated driver never captures (cudaStreamBeginCapture is not supported), so these report
+// what the driver says, which is "not capturing".
+SIM_CUDART_API cudaError_t CUDARTAPI cudaStreamIsCapturing(cudaStream_t stream,
+                                                            cudaStreamCaptureStatus* pCaptureStatus) {
+  SIM_TRY(enter());
+  if (pCaptureStatus == nullptr) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuStreamIsCapturing, cu(stream), reinterpret_cast<CUstreamCaptureStatus*>(pCaptureStatus));
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t stream,
+                                                               cudaStreamCaptureStatus* captureStatus_out,
+                                                               unsigned long long* id_out, cudaGraph_t* graph_out,
+                                                               const cudaGraphNode_t** dependencies_out,
+                                                               const cudaGraphEdgeData** edgeData_out,
+                                                               size_t* numDependencies_out) {
+  SIM_TRY(enter());
+  if (captureStatus_out == nullptr) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuStreamGetCaptureInfo_v3, cu(stream), reinterpret_cast<CUstreamCaptureStatus*>(captureStatus_out),
+                  reinterpret_cast<cuuint64_t*>(id_out), graph_out, dependencies_out, reinterpret_cast<const CUgraphEdgeData**>(edgeData_out),
+                  numDependencies_out);
+}
+
+SIM_CUDART_API cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  SIM_TRY(enter_driver());
+  if (mode == nullptr) return fail(cudaErrorInvalidValue);
+  return SIM_CALL(cuThreadExchangeStreamCaptureMode, reinterpret_cast<CUstreamCaptureMode*>(mode));
+}

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "not_supported.inc"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 
@@ -438,6 +439,23 @@ TEST(RuntimeApi, DriverEntryPointsAreTheDriversOwn) {
   EXPECT_EQ(values(r.out)["cuMemAlloc_through_entry_point"], "0");
 }
 
+// A kernel registered and launched the way nvcc-generated code does it: the launch succeeds and runs nothing.
+TEST(RuntimeApi, KernelsLaunchWithoutRunningDeviceCode) {
+  ProcessResult r = checks("kernels");
+  expect_fields(values(r.out), {{"byte_after_launch", "127"},  // the cudaMemset's 0x7f, untouched by the kernel
+                                {"maxThreadsPerBlock", "1024"},
+                                {"blocks_per_sm", "8"},  // 2048 threads per multiprocessor / 256
+                                {"host_func_runs", "1"},
+                                {"callback_status", "0"},
+                                {"capture_status", "0"},
+                                {"previous_capture_mode", "0"},
+                                {"pci_bus_id", "0000:01:00.0"}});
+  // Two calls of cudaGraphLaunch, one line.
+  EXPECT_EQ(r.err,
+            "gpumemtrace simulated CUDA runtime: cudaGraphLaunch is not supported: the simulated driver captures no "
+            "stream work into CUDA graphs\n");
+}
+
 TEST(RuntimeApi, PerThreadDefaultStreamBuildUsesThePtszExports) {
   auto v = values(checks("ptds").out);
   expect_fields(v, {{"EntryPoint_ptsz.cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
@@ -480,7 +498,7 @@ TEST(RuntimeLibrary, ExportsOnlyVersionedCudaApiThatNvidiaExports) {
   size_t api = 0;
   for (const std::string& s : ours) {
     if (s.rfind("libcudart.so.13", 0) == 0) continue;  // the version node itself
-    EXPECT_EQ(s.rfind("cuda", 0), 0u) << s;
+    EXPECT_TRUE(s.starts_with("cuda") || s.starts_with("__cuda")) << s;
     EXPECT_TRUE(nvidia_names.count(s)) << s << " is not exported by NVIDIA's libcudart.so.13";
     ++api;
   }
@@ -489,6 +507,53 @@ TEST(RuntimeLibrary, ExportsOnlyVersionedCudaApiThatNvidiaExports) {
        {"cudaMalloc@@libcudart.so.13", "cudaMallocAsync_ptsz@@libcudart.so.13",
         "cudaGetDriverEntryPointByVersion_ptsz@@libcudart.so.13", "cudaMemcpy_ptds@@libcudart.so.13"})
     EXPECT_NE(std::find(ours.begin(), ours.end(), name), ours.end()) << name;
+}
+
+std::vector<std::string> torch_imports() {
+  std::vector<std::string> names;
+  std::ifstream in(test_data_dir() + "/torch-2.14.1-cudart-imports.txt");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') names.push_back(line);
+  return names;
+}
+
+TEST(RuntimeLibrary, ExportsEveryFunctionPyTorchImports) {
+  auto names = torch_imports();
+  ASSERT_EQ(names.size(), 106u);
+  void* ours = dlopen((sim_dir() + "/libcudart.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(ours, nullptr) << dlerror();
+  for (const std::string& name : names)
+    EXPECT_NE(dlvsym(ours, name.c_str(), "libcudart.so.13"), nullptr) << name;
+  dlclose(ours);
+}
+
+// tests/sim/README.md's table of PyTorch's imports: every one listed, "not supported" exactly for not_supported.inc.
+TEST(RuntimeLibrary, ReadmeTableMatchesTheNotSupportedList) {
+  std::set<std::string> not_supported;
+#define SIM_NAME(name, why, params) not_supported.insert(#name);
+  SIM_NOT_SUPPORTED_FUNCTIONS(SIM_NAME)
+#undef SIM_NAME
+  std::string readme = read_file(test_data_dir() + "/../sim/README.md");
+  size_t table = readme.find("| functions | simulated runtime |");
+  ASSERT_NE(table, std::string::npos);
+  std::string rows = readme.substr(table, readme.find("\n\n", table) - table);
+  std::set<std::string> listed;
+  std::istringstream lines(rows);
+  for (std::string row; std::getline(lines, row);) {
+    size_t split = row.find(" | ");  // functions | what the simulated runtime does
+    if (split == std::string::npos) continue;
+    std::string functions = row.substr(0, split);
+    bool row_not_supported = row.compare(split, 16, " | not supported") == 0;
+    for (size_t open = functions.find('`'); open != std::string::npos;) {
+      size_t close = functions.find('`', open + 1);
+      std::string name = functions.substr(open + 1, close - open - 1);
+      listed.insert(name);
+      EXPECT_EQ(row_not_supported, not_supported.count(name) == 1) << name;
+      open = functions.find('`', close + 1);
+    }
+  }
+  for (const std::string& name : torch_imports()) EXPECT_TRUE(listed.count(name)) << name << " not in the table";
+  for (const std::string& name : not_supported) EXPECT_TRUE(listed.count(name)) << name << " not in the table";
 }
 
 TEST(RuntimeLibrary, HasNvidiasSoname) {

@@ -1,6 +1,7 @@
 """A test double of PyTorch: the functions gpumemtrace's PyTorch hook (python/gpumemtrace/torch_hook.py) uses,
 with PyTorch's signatures and behaviour, over a small caching allocator on the simulated device
-(cuda/_caching_allocator.py). There is no CUDA build of PyTorch on the machines that run the tests.
+(cuda/_caching_allocator.py). Real PyTorch 2.14.1 runs in tests/pytorch (CPython 3.11 only); the double covers
+the PyTorch versions and CPythons that cannot be installed there (docs/capture.md, "PyTorch").
 
 FAKE_TORCH_API says which PyTorch it pretends to be:
   modern (default)  2.6: _record_memory_history(enabled="all", context="all", stacks="all", max_entries=...)
