@@ -19,13 +19,19 @@ if command -v pyenv >/dev/null; then
   done
 fi
 [ -n "$python" ] || python="$(command -v python3.11 || true)"
-if [ -z "$python" ]; then
-  echo "setup: PyTorch $torch_version needs Python 3.11 (pyenv's or python3.11 on PATH); none found" >&2
-  exit 1
-fi
+# Without PyTorch the real-PyTorch tests are skipped, visibly: a machine that cannot install it still builds and
+# tests the rest. CI must run them, so there a failure here fails the setup.
+give_up() {
+  echo "setup: $1" >&2
+  if [ "${CI:-}" = true ]; then exit 1; fi
+  echo "setup: the real-PyTorch tests (tests/pytorch) will be skipped" >&2
+  exit 0
+}
+[ -n "$python" ] || give_up "PyTorch $torch_version needs Python 3.11 (pyenv's or python3.11 on PATH); none found"
 
 echo "setup: installing torch==$torch_version into $venv ($python)"
 start=$SECONDS
-[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$torch_version"
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv" || give_up "could not create the venv $venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$torch_version" ||
+  give_up "pip could not install torch==$torch_version into $venv"
 echo "setup: torch $torch_version installed in $((SECONDS - start)) s ($(du -sh "$venv" | cut -f1))"
