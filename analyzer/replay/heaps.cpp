@@ -218,26 +218,22 @@ const HeapBlock* HeapTracker::block(uint64_t heap, uint64_t address) const {
 }
 
 HeapsAtFailure HeapTracker::at_failure(int32_t device) const {
-  HeapsAtFailure out;
+  uint32_t heaps = 0, idle_heaps = 0;
+  uint64_t idle_bytes = 0;
   HeapFigures sum;
   for (const Heap& heap : heaps_) {
     if (heap.destroyed || heap.size == 0) continue;
     if (heap.device != trace::kNoDevice && heap.device != device) continue;
     HeapFigures f = heap.figures();
-    ++out.heaps;
+    ++heaps;
     sum.add(f);
     if (heap.blocks.empty()) {
-      ++out.idle_heaps;
-      out.idle_bytes += f.reserved_bytes;
+      ++idle_heaps;
+      idle_bytes += f.reserved_bytes;
     }
   }
-  out.reserved_bytes = sum.reserved_bytes;
-  out.allocated_bytes = sum.allocated_bytes;
-  out.free_bytes = sum.external_bytes;
-  out.free_blocks = sum.free_blocks;
-  out.pending_bytes = sum.pending_bytes;
-  out.largest_free_bytes = sum.largest_free_bytes;
-  return out;
+  return {heaps, sum.reserved_bytes, sum.allocated_bytes, sum.external_bytes, sum.free_blocks, sum.pending_bytes,
+          sum.largest_free_bytes, idle_heaps, idle_bytes};
 }
 
 }  // namespace gpumemtrace::replay

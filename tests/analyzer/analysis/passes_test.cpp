@@ -2,6 +2,10 @@
 // Analysis::passes, on hand-built traces with and without heaps.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/report/report.h"
 #include "tests/support/temp_files.h"
@@ -27,19 +31,6 @@ TraceBuilder trace(bool heaps) {
   return b.end(3, 1000);
 }
 
-class Passes : public testing::Test {
- protected:
-  analysis::Analysis analyze(bool heaps) {
-    return analysis::analyze(write_file(scratch_ / "t.trace", trace(heaps).bytes()));
-  }
-  static report::Report build(const analysis::Analysis& analysis, report::BuildBody body,
-                              report::Selection selection = {}) {
-    return report::build_report(analysis, selection, [](replay::StackId) { return report::Frames{}; }, body);
-  }
-
-  ScratchDir scratch_;
-};
-
 TEST(PassList, EachPassIsNamedWithWhatItReadsProducesAndWhenItRuns) {
   for (const analysis::PassInfo& info : analysis::kPasses) {
     EXPECT_FALSE(info.name.empty());
@@ -50,34 +41,38 @@ TEST(PassList, EachPassIsNamedWithWhatItReadsProducesAndWhenItRuns) {
   EXPECT_EQ(analysis::pass_info(Pass::UsedView).name, "used view");
 }
 
-TEST_F(Passes, ATraceWithoutHeapsIsReadOnceForTheSummary) {
-  analysis::Analysis analysis = analyze(false);
-  EXPECT_EQ(analysis.passes[Pass::First], 1u);
-  build(analysis, report::build_body<report::summary_report>);
-  EXPECT_EQ(analysis.passes.readings(), 1u);
-}
+struct PassesCase {
+  std::string name;
+  bool heaps;
+  report::BuildBody body;
+  std::optional<report::View> view;
+  uint32_t used_view;  // the readings of each pass after the report was built
+  uint32_t moments;
+  uint32_t readings;
+};
 
-TEST_F(Passes, TheUsedViewOfATraceWithHeapsIsASecondReading) {
-  analysis::Analysis analysis = analyze(true);
-  build(analysis, report::build_body<report::peak_report>);
-  EXPECT_EQ(analysis.passes[Pass::First], 1u);
-  EXPECT_EQ(analysis.passes[Pass::UsedView], 1u);
-  EXPECT_EQ(analysis.passes.readings(), 2u);
-}
-
-TEST_F(Passes, TheReservedViewOfATraceWithHeapsIsTheFirstReadingAlone) {
-  analysis::Analysis analysis = analyze(true);
-  report::Selection reserved;
-  reserved.view = report::View::Reserved;
-  build(analysis, report::build_body<report::peak_report>, reserved);
-  EXPECT_EQ(analysis.passes.readings(), 1u);
-}
-
-TEST_F(Passes, TheViewerReadsTheMomentsAgain) {
-  analysis::Analysis analysis = analyze(false);
-  build(analysis, report::build_body<report::viewer_report>);
-  EXPECT_EQ(analysis.passes[Pass::Moments], 1u);
-  EXPECT_EQ(analysis.passes[Pass::UsedView], 0u);
+TEST(Passes, EachReportMakesTheReadingsItNeeds) {
+  const std::vector<PassesCase> cases = {
+      {"the summary of a trace without heaps: the first reading alone", false,
+       report::build_body<report::summary_report>, std::nullopt, 0, 0, 1},
+      {"the used view of a trace with heaps: a second reading", true, report::build_body<report::peak_report>,
+       std::nullopt, 1, 0, 2},
+      {"the reserved view of a trace with heaps: the first reading alone", true,
+       report::build_body<report::peak_report>, report::View::Reserved, 0, 0, 1},
+      {"the viewer: the moments read again", false, report::build_body<report::viewer_report>, std::nullopt, 0, 1, 2},
+  };
+  for (const PassesCase& c : cases) {
+    ScratchDir scratch;
+    analysis::Analysis analysis = analysis::analyze(write_file(scratch / "t.trace", trace(c.heaps).bytes()));
+    EXPECT_EQ(analysis.passes[Pass::First], 1u) << c.name;
+    report::Selection selection;
+    selection.view = c.view;
+    report::build_report(analysis, selection, [](replay::StackId) { return report::Frames{}; }, c.body);
+    EXPECT_EQ(analysis.passes[Pass::First], 1u) << c.name;
+    EXPECT_EQ(analysis.passes[Pass::UsedView], c.used_view) << c.name;
+    EXPECT_EQ(analysis.passes[Pass::Moments], c.moments) << c.name;
+    EXPECT_EQ(analysis.passes.readings(), c.readings) << c.name;
+  }
 }
 
 }  // namespace
