@@ -10,7 +10,6 @@
 
 #include "analyzer/replay/stack_table.h"
 #include "analyzer/replay/windowed_series.h"
-#include "gpumemtrace/memory_category.h"
 #include "trace/reader/records.h"
 
 namespace gpumemtrace::replay {

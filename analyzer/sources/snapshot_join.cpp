@@ -8,7 +8,6 @@
 #include <set>
 
 #include "analyzer/sources/snapshot_join_steps.h"
-#include "gpumemtrace/memory_category.h"
 #include "trace/reader/reader.h"
 
 namespace gpumemtrace::sources {
