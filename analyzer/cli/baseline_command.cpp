@@ -8,7 +8,7 @@
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/run_profiles.h"
 #include "analyzer/cli/standard_output.h"
-#include "analyzer/render/baseline_json.h"
+#include "analyzer/render/budget/baseline_json.h"
 
 namespace gpumemtrace::cli {
 

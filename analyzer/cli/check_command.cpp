@@ -11,7 +11,7 @@
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/run_profiles.h"
 #include "analyzer/cli/standard_output.h"
-#include "analyzer/render/budget_output.h"
+#include "analyzer/render/budget/budget_output.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::cli {

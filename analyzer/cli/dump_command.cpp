@@ -7,7 +7,7 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/render/json_writer.h"
-#include "analyzer/cli/record_output.h"
+#include "analyzer/export/record_output.h"
 #include "analyzer/cli/standard_output.h"
 #include "analyzer/sources/trace_source.h"
 
@@ -73,18 +73,18 @@ int dump_main(std::span<const std::string> args) {
 
   std::shared_ptr<trace::Reader> reader;
   try {
-    reader = report::TraceSource(path).reader();
+    reader = sources::TraceSource(path).reader();
   } catch (const trace::OpenError& error) {
     return trace_error(path, error.what());
   }
 
   BufferedStdout out;
   while (const trace::Record* record = reader->next()) {
-    RecordContext context{reader->record_offset(), reader->time_ns(), reader->thread()};
+    render::RecordContext context{reader->record_offset(), reader->time_ns(), reader->thread()};
     if (json)
-      append_record_json(out.buffer(), *record, context);
+      render::append_record_json(out.buffer(), *record, context);
     else
-      append_record_text(out.buffer(), *record, context);
+      render::append_record_text(out.buffer(), *record, context);
     out.flush_if_full();
   }
   if (json)

@@ -9,7 +9,7 @@
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/output_file.h"
 #include "analyzer/cli/run_profiles.h"
-#include "analyzer/render/output_format.h"
+#include "analyzer/format/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace gpumemtrace::cli {
@@ -37,7 +37,7 @@ struct ExportArguments {
   const render::OutputFormat* format = nullptr;
   render::ExportOptions options;
   replay::EventSelection selection;
-  report::SourceOptions source;
+  analysis::SourceOptions source;
 };
 
 const render::OutputFormat& export_format(const std::optional<std::string>& name) {
@@ -95,7 +95,7 @@ int export_main(std::span<const std::string> args) {
   replay::ReplayOptions options;
   options.selection = arguments->selection;
   options.listener = exporter->listener();
-  report::Analysis analysis;
+  analysis::Analysis analysis;
   try {
     analysis = read_trace(arguments->path, options, arguments->source);
   } catch (const trace::OpenError& error) {

@@ -9,7 +9,7 @@
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/standard_output.h"
-#include "analyzer/render/output_format.h"
+#include "analyzer/format/output_format.h"
 
 using namespace gpumemtrace::cli;
 

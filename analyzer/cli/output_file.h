@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/render/export_sink.h"
+#include "analyzer/export/export_sink.h"
 
 namespace gpumemtrace::cli {
 

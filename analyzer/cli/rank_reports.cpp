@@ -30,7 +30,7 @@ int run_rank_report(const ReportArguments& arguments, const ReportCommand& comma
   try {
     read_traces(
         arguments.path, arguments.replay, arguments.source,
-        [&](const report::Analysis& analysis, const report::SymbolizeStack& symbolize) {
+        [&](const analysis::Analysis& analysis, const report::SymbolizeStack& symbolize) {
           traces.push_back({report::run_profile(analysis, symbolize),
                             report::build_report(analysis, arguments.selection, symbolize, command.build)});
         },

@@ -13,7 +13,7 @@
 #include "analyzer/cli/rank_reports.h"
 #include "analyzer/cli/run_profiles.h"
 #include "analyzer/cli/standard_output.h"
-#include "analyzer/render/output_format.h"
+#include "analyzer/format/output_format.h"
 #include "analyzer/symbolize/symbolizer.h"
 #include "common/size_units.h"
 
@@ -140,7 +140,7 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   }
   if (arguments->rank.all || arguments->rank.rank) throw UsageError("--rank is for a directory of traces");
 
-  report::Analysis analysis;
+  analysis::Analysis analysis;
   try {
     analysis = read_trace(arguments->path, arguments->replay, arguments->source);
   } catch (const trace::OpenError& error) {

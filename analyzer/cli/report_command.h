@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "analyzer/render/output_format.h"
+#include "analyzer/format/output_format.h"
 #include "analyzer/report/rank_report.h"
 #include "analyzer/report/report.h"
 
@@ -34,7 +34,7 @@ struct ReportArguments {
   const render::OutputFormat* format = nullptr;
   report::Selection selection;
   replay::ReplayOptions replay;  // --from, --to
-  report::SourceOptions source;  // --no-snapshots
+  analysis::SourceOptions source;  // --no-snapshots
   report::RankChoice rank;       // --rank, for a directory
   std::optional<uint32_t> width;
   bool all_frames = false;

@@ -7,32 +7,32 @@
 #include <sstream>
 
 #include "analyzer/cli/progress.h"
-#include "analyzer/render/baseline_json.h"
+#include "analyzer/render/budget/baseline_json.h"
 #include "analyzer/sources/trace_set.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace gpumemtrace::cli {
 
-report::Analysis read_trace(const std::string& path, const replay::ReplayOptions& options,
-                            const report::SourceOptions& source) {
+analysis::Analysis read_trace(const std::string& path, const replay::ReplayOptions& options,
+                              const analysis::SourceOptions& source) {
   Progress progress(path);
-  report::Analysis analysis = report::analyze(path, options, std::ref(progress), source);
+  analysis::Analysis analysis = analysis::analyze(path, options, std::ref(progress), source);
   if (analysis.trace.joined)
     for (const std::string& unreadable : analysis.trace.joined->unreadable)
       fmt::print(stderr, "gpumemtrace: warning: {}: the trace is analyzed without this PyTorch snapshot\n", unreadable);
   return analysis;
 }
 
-size_t read_traces(const std::string& path, const replay::ReplayOptions& options, const report::SourceOptions& source,
-                   const OnTrace& on_trace, const OnUnreadable& on_unreadable) {
+size_t read_traces(const std::string& path, const replay::ReplayOptions& options,
+                   const analysis::SourceOptions& source, const OnTrace& on_trace, const OnUnreadable& on_unreadable) {
   std::vector<std::string> paths;
   try {
-    paths = report::trace_paths(path);
-  } catch (const report::TraceSetError& error) {
+    paths = sources::trace_paths(path);
+  } catch (const sources::TraceSetError& error) {
     throw InputError(path, error.what());
   }
   for (const std::string& trace : paths) {
-    report::Analysis analysis;
+    analysis::Analysis analysis;
     try {
       analysis = read_trace(trace, options, source);
     } catch (const trace::OpenError& error) {
@@ -56,7 +56,7 @@ std::vector<report::RunProfile> load_traces(const std::string& path, const repla
   std::vector<report::RunProfile> profiles;
   size_t traces = read_traces(
       path, options, {.join_snapshots = false},
-      [&](const report::Analysis& analysis, const report::SymbolizeStack& symbolize) {
+      [&](const analysis::Analysis& analysis, const report::SymbolizeStack& symbolize) {
         profiles.push_back(report::run_profile(analysis, symbolize));
       },
       [](const std::string& trace, const std::string& reason) { throw InputError(trace, reason); });
@@ -81,7 +81,7 @@ std::vector<report::RunProfile> load_baseline(const std::string& path) {
 
 std::vector<report::RunProfile> load_runs(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_regular_file(path, error) && !report::looks_like_trace(path)) return load_baseline(path);
+  if (std::filesystem::is_regular_file(path, error) && !sources::looks_like_trace(path)) return load_baseline(path);
   return load_traces(path);
 }
 

@@ -22,24 +22,24 @@ class InputError : public std::runtime_error {
 // Reads one trace (or snapshot) through the replay, with progress on a terminal, and a warning on stderr for
 // each PyTorch snapshot the trace names that cannot be read (it is analyzed without it). Throws
 // trace::OpenError.
-report::Analysis read_trace(const std::string& path, const replay::ReplayOptions& options,
-                            const report::SourceOptions& source);
+analysis::Analysis read_trace(const std::string& path, const replay::ReplayOptions& options,
+                              const analysis::SourceOptions& source);
 
-using OnTrace = std::function<void(const report::Analysis& analysis, const report::SymbolizeStack& symbolize)>;
+using OnTrace = std::function<void(const analysis::Analysis& analysis, const report::SymbolizeStack& symbolize)>;
 // A trace of the set that cannot be read: not a trace this build reads, or corrupt.
 using OnUnreadable = std::function<void(const std::string& path, const std::string& reason)>;
 
 // Reads each trace `path` names (analyzer/sources/trace_set.h) with read_trace, and calls on_trace or
 // on_unreadable. Returns how many traces it named. Throws InputError when the path names no trace.
-size_t read_traces(const std::string& path, const replay::ReplayOptions& options, const report::SourceOptions& source,
-                   const OnTrace& on_trace, const OnUnreadable& on_unreadable);
+size_t read_traces(const std::string& path, const replay::ReplayOptions& options,
+                   const analysis::SourceOptions& source, const OnTrace& on_trace, const OnUnreadable& on_unreadable);
 
 // One profile per trace, sorted by rank, without the traces report::left_out_of_set leaves out. Throws
 // InputError, also for a trace that cannot be read. Profiles count what the driver saw: no PyTorch
 // snapshot is joined.
 std::vector<report::RunProfile> load_traces(const std::string& path, const replay::ReplayOptions& options = {});
 
-// A baseline file (render/baseline_json.h). Throws InputError.
+// A baseline file (render/budget/baseline_json.h). Throws InputError.
 std::vector<report::RunProfile> load_baseline(const std::string& path);
 
 // A baseline file when `path` is a file that is not a trace, else load_traces. Throws InputError.

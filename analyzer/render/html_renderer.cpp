@@ -4,7 +4,7 @@
 #include <string>
 
 #include "analyzer/render/html_assets.h"
-#include "analyzer/render/output_format.h"
+#include "analyzer/render/renderers.h"
 #include "analyzer/report/stack_text.h"
 
 namespace gpumemtrace::render {
@@ -30,9 +30,11 @@ report::Report for_people(const report::Report& report) {
   return shown;
 }
 
+}  // namespace
+
 void render_html(const report::Report& report, const RenderOptions& options, fmt::memory_buffer& out) {
   fmt::memory_buffer json;
-  find_output_format("json")->render(for_people(report), options, json);
+  render_json(for_people(report), options, json);
   out.append(std::string_view(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -49,11 +51,5 @@ void render_html(const report::Report& report, const RenderOptions& options, fmt
   out.append(kHtmlScript);
   out.append(std::string_view("</script>\n</body>\n</html>\n"));
 }
-
-}  // namespace
-
-extern const OutputFormat html_format;
-const OutputFormat html_format{"html", "one self-contained page for a browser: `gpumemtrace html` has it all",
-                               render_html};
 
 }  // namespace gpumemtrace::render

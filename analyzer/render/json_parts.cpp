@@ -64,10 +64,10 @@ void write_history_inconsistencies(JsonWriter& json, const pytorch::HistoryIncon
   json.end_object();
 }
 
-void write_joined(JsonWriter& json, const report::JoinInfo& joined) {
+void write_joined(JsonWriter& json, const sources::JoinInfo& joined) {
   json.begin_object("pytorch_snapshots");
   json.begin_array("joined");
-  for (const report::JoinedSnapshot& snapshot : joined.snapshots) {
+  for (const sources::JoinedSnapshot& snapshot : joined.snapshots) {
     json.begin_object();
     json.string("file", snapshot.named.file);
     json.string("reason", snapshot.named.reason_name());

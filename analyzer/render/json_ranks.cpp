@@ -1,10 +1,9 @@
 // A directory of traces as JSON (docs/reports.md, "Many traces at once"): the per-rank table and the
 // reports shown, each as its command's --json gives it.
 #include "analyzer/render/rank_output.h"
+#include "analyzer/render/renderers.h"
 
 namespace gpumemtrace::render {
-
-extern const OutputFormat json_format;
 
 namespace {
 
@@ -88,7 +87,7 @@ void json_rank_report(const report::RankReport& model, const RenderOptions& opti
       write_rank_label(json, "rank", detail.rank);
       json.string("picked", report::rank_pick_name(detail.pick));
       fmt::memory_buffer report;
-      json_format.render(detail.report, options, report);
+      render_json(detail.report, options, report);
       std::string_view text(report.data(), report.size());
       while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
       json.raw("report", text);

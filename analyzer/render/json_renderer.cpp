@@ -1,11 +1,9 @@
 // The JSON output, for machines: {"trace": {...}, then the report's members} (docs/reports.md, "JSON").
 #include "analyzer/render/json_sections.h"
-#include "analyzer/render/output_format.h"
+#include "analyzer/render/renderers.h"
 #include "analyzer/render/overloaded.h"
 
 namespace gpumemtrace::render {
-
-namespace {
 
 void render_json(const report::Report& report, const RenderOptions&, fmt::memory_buffer& out) {
   const report::Stacks& stacks = report.stacks;
@@ -56,10 +54,5 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
   json.end_object();
   out.push_back('\n');
 }
-
-}  // namespace
-
-extern const OutputFormat json_format;
-const OutputFormat json_format{"json", "for machines, see docs/reports.md", render_json};
 
 }  // namespace gpumemtrace::render

@@ -74,7 +74,7 @@ void append_snapshot(fmt::memory_buffer& out, const report::TraceHeader& trace) 
 }
 
 // Which PyTorch snapshots were joined to the trace, where their history begins, and what did not join.
-void append_joined(fmt::memory_buffer& out, const report::JoinInfo& joined) {
+void append_joined(fmt::memory_buffer& out, const sources::JoinInfo& joined) {
   auto o = fmt::appender(out);
   if (joined.snapshots.empty()) {
     fmt::format_to(o, "PyTorch snapshots: none joined: the {} the trace names could not be read\n",
@@ -82,7 +82,7 @@ void append_joined(fmt::memory_buffer& out, const report::JoinInfo& joined) {
   } else {
     fmt::format_to(o, "PyTorch snapshots joined: ");
     for (size_t i = 0; i < joined.snapshots.size(); ++i) {
-      const report::NamedSnapshot& named = joined.snapshots[i].named;
+      const sources::NamedSnapshot& named = joined.snapshots[i].named;
       fmt::format_to(o, "{}{} ({}, taken at {})", i ? ", " : "", named.file, named.reason_name(),
                      format_time(named.taken_ns));
     }
@@ -92,7 +92,7 @@ void append_joined(fmt::memory_buffer& out, const report::JoinInfo& joined) {
                    counted(joined.events, "event"), format_time(joined.history_begins_ns.value_or(0)),
                    counted(joined.segments, "segment"));
   }
-  for (const report::JoinedSnapshot& snapshot : joined.snapshots)
+  for (const sources::JoinedSnapshot& snapshot : joined.snapshots)
     if (snapshot.state_changes)
       fmt::format_to(o,
                      "warning: events were lost before the history of {} begins (its ring buffer had wrapped): {} "

@@ -1,12 +1,11 @@
 // A directory of traces as text: the per-rank table, who stands out, what was left out, then the report
 // of the rank shown.
 #include "analyzer/render/rank_output.h"
+#include "analyzer/render/renderers.h"
 #include "analyzer/render/text_parts.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::render {
-
-extern const OutputFormat text_format;
 
 namespace {
 
@@ -83,7 +82,7 @@ void text_rank_report(const report::RankReport& model, const RenderOptions& opti
     fmt::format_to(o, "no rank leaked device memory\n");
   for (const report::RankDetail& detail : model.details) {
     fmt::format_to(o, "\n=== {}{} ===\n", detail.rank.empty() ? "the trace" : detail.rank, pick_words(detail.pick));
-    text_format.render(detail.report, options, out);
+    render_text(detail.report, options, out);
   }
 }
 

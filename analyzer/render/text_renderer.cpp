@@ -1,12 +1,10 @@
 // The text output, for people: the trace header, then the report's sections (docs/reports.md, "Text").
-#include "analyzer/render/output_format.h"
+#include "analyzer/render/renderers.h"
 #include "analyzer/render/overloaded.h"
 #include "analyzer/render/text_sections.h"
 #include "analyzer/report/stack_text.h"
 
 namespace gpumemtrace::render {
-
-namespace {
 
 void render_text(const report::Report& report, const RenderOptions& options, fmt::memory_buffer& out) {
   report::Stacks shown = options.all_frames ? report::Stacks{} : report::user_stacks(report.stacks);
@@ -43,10 +41,5 @@ void render_text(const report::Report& report, const RenderOptions& options, fmt
              },
              report.body);
 }
-
-}  // namespace
-
-extern const OutputFormat text_format;
-const OutputFormat text_format{"text", "for people, the default", render_text};
 
 }  // namespace gpumemtrace::render

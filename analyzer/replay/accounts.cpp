@@ -21,7 +21,7 @@ Accounts::Accounts() {
 }
 
 AccountId Accounts::for_kind(trace::MemoryKind kind, int32_t device) {
-  switch (category_of(kind)) {
+  switch (format::memory_category(kind)) {
     case Category::Managed:
       return kManaged;
     case Category::HostPinned:

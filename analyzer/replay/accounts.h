@@ -16,11 +16,7 @@ namespace gpumemtrace::replay {
 
 using format::kMemoryKinds;
 
-enum class Category : uint8_t { Device, Managed, HostPinned };
-inline Category category_of(trace::MemoryKind kind) {
-  if (kind == trace::MemoryKind::Managed) return Category::Managed;
-  return kind == trace::MemoryKind::HostPinned ? Category::HostPinned : Category::Device;
-}
+using Category = format::MemoryCategory;
 
 using AccountId = uint32_t;
 using SiteId = uint32_t;

@@ -25,7 +25,7 @@ struct EventSelection {
   bool selects_everything() const { return !device && from_ns == 0 && to_ns == UINT64_MAX && min_size == 0; }
   bool in_window(uint64_t time_ns) const { return time_ns >= from_ns && time_ns <= to_ns; }
   bool on_device(trace::MemoryKind kind, int32_t event_device) const {
-    return !device || (category_of(kind) == Category::Device && event_device == *device);
+    return !device || (format::memory_category(kind) == Category::Device && event_device == *device);
   }
   bool takes_allocation(uint64_t time_ns, trace::MemoryKind kind, int32_t event_device, uint64_t size) const {
     return in_window(time_ns) && on_device(kind, event_device) && size >= min_size;

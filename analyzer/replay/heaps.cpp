@@ -4,6 +4,19 @@
 
 namespace gpumemtrace::replay {
 
+void HeapFigures::add(const HeapFigures& other) {
+  reserved_bytes += other.reserved_bytes;
+  allocated_bytes += other.allocated_bytes;
+  blocks += other.blocks;
+  internal_bytes += other.internal_bytes;
+  pending_bytes += other.pending_bytes;
+  pending_requested_bytes += other.pending_requested_bytes;
+  pending_blocks += other.pending_blocks;
+  external_bytes += other.external_bytes;
+  free_blocks += other.free_blocks;
+  largest_free_bytes = std::max(largest_free_bytes, other.largest_free_bytes);
+}
+
 HeapFigures Heap::figures() const {
   HeapFigures f;
   f.reserved_bytes = size;
@@ -205,24 +218,22 @@ const HeapBlock* HeapTracker::block(uint64_t heap, uint64_t address) const {
 }
 
 HeapsAtFailure HeapTracker::at_failure(int32_t device) const {
-  HeapsAtFailure out;
+  uint32_t heaps = 0, idle_heaps = 0;
+  uint64_t idle_bytes = 0;
+  HeapFigures sum;
   for (const Heap& heap : heaps_) {
     if (heap.destroyed || heap.size == 0) continue;
     if (heap.device != trace::kNoDevice && heap.device != device) continue;
     HeapFigures f = heap.figures();
-    ++out.heaps;
-    out.reserved_bytes += f.reserved_bytes;
-    out.allocated_bytes += f.allocated_bytes;
-    out.free_bytes += f.external_bytes;
-    out.free_blocks += f.free_blocks;
-    out.pending_bytes += f.pending_bytes;
-    out.largest_free_bytes = std::max(out.largest_free_bytes, f.largest_free_bytes);
+    ++heaps;
+    sum.add(f);
     if (heap.blocks.empty()) {
-      ++out.idle_heaps;
-      out.idle_bytes += f.reserved_bytes;
+      ++idle_heaps;
+      idle_bytes += f.reserved_bytes;
     }
   }
-  return out;
+  return {heaps, sum.reserved_bytes, sum.allocated_bytes, sum.external_bytes, sum.free_blocks, sum.pending_bytes,
+          sum.largest_free_bytes, idle_heaps, idle_bytes};
 }
 
 }  // namespace gpumemtrace::replay

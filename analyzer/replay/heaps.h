@@ -47,6 +47,8 @@ struct HeapFigures {
   uint64_t external_bytes = 0;       // 0 when the heap's memory is not said
   uint64_t free_blocks = 0;          // the free gaps
   uint64_t largest_free_bytes = 0;
+  // Adds another heap's figures: the bytes and blocks summed, the largest free gap of either.
+  void add(const HeapFigures& other);
   double fragmentation() const {
     return external_bytes == 0 ? 0.0
                                : 1.0 - static_cast<double>(largest_free_bytes) / static_cast<double>(external_bytes);

@@ -136,7 +136,7 @@ bool Replay::after_window(const trace::Record& record) const {
 }
 
 [[gnu::always_inline]] inline SiteId Replay::site_of(StackId stack, int32_t device, trace::MemoryKind kind) {
-  Category category = category_of(kind);
+  Category category = format::memory_category(kind);
   if (category != Category::Device) device = category == Category::Managed ? device : trace::kNoDevice;
   // A stack nearly always allocates one kind of memory on one device: try its last site before hashing.
   if (stack < last_site_by_stack_.size() && last_site_by_stack_[stack] != kNoSite) {

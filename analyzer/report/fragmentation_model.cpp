@@ -29,18 +29,8 @@ FailureFit fit_of(const replay::Failure& failure) {
 }
 
 void add_to(HeapTotals& totals, const replay::HeapFigures& f) {
-  replay::HeapFigures& sum = totals.figures;
   totals.heaps += 1;
-  sum.reserved_bytes += f.reserved_bytes;
-  sum.allocated_bytes += f.allocated_bytes;
-  sum.blocks += f.blocks;
-  sum.internal_bytes += f.internal_bytes;
-  sum.pending_bytes += f.pending_bytes;
-  sum.pending_requested_bytes += f.pending_requested_bytes;
-  sum.pending_blocks += f.pending_blocks;
-  sum.external_bytes += f.external_bytes;
-  sum.free_blocks += f.free_blocks;
-  sum.largest_free_bytes = std::max(sum.largest_free_bytes, f.largest_free_bytes);
+  totals.figures.add(f);
 }
 
 void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_t device_id) {

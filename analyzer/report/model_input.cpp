@@ -52,7 +52,7 @@ GrowthWindows choose_growth_windows(const replay::Replay& replay, const Selectio
 
 }  // namespace
 
-ModelInput::ModelInput(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, Stacks& stacks)
+ModelInput::ModelInput(const analysis::Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, Stacks& stacks)
     : analysis_(analysis), selection_(selection), symbolize_(std::move(symbolize)), stacks_(stacks) {
   view_ = selection.view.value_or(heaps() > 0 ? View::Used : View::Reserved);
   growth_windows_ = choose_growth_windows(reserved_replay(), selection);
@@ -74,7 +74,7 @@ const replay::Replay& ModelInput::second_reading(std::unique_ptr<replay::Replay>
   replay::ReplayOptions options = analysis_.options;
   if (used) options.used_view = std::make_shared<const replay::UsedView>(reserved_replay().used_view());
   options.growth_phase = growth_windows_.phase;
-  slot = reread(analysis_, options);
+  slot = analysis::reread(analysis_, used ? analysis::Pass::UsedView : analysis::Pass::GrowthWindows, options);
   return *slot;
 }
 

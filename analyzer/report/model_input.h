@@ -19,7 +19,7 @@
 #include "analyzer/report/growth.h"
 #include "analyzer/report/site_ranking.h"
 #include "analyzer/report/stacks.h"
-#include "analyzer/sources/analysis.h"
+#include "analyzer/analysis/analysis.h"
 
 namespace gpumemtrace::report {
 
@@ -41,11 +41,11 @@ class SelectionError : public std::runtime_error {
 class ModelInput {
  public:
   // Throws SelectionError.
-  ModelInput(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, Stacks& stacks);
+  ModelInput(const analysis::Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, Stacks& stacks);
   ~ModelInput();
 
-  const Analysis& analysis() const { return analysis_; }
-  const TraceInfo& trace() const { return analysis_.trace; }
+  const analysis::Analysis& analysis() const { return analysis_; }
+  const analysis::TraceInfo& trace() const { return analysis_.trace; }
   const Selection& selection() const { return selection_; }
   // The --device, --min-size and --top options as a filter of sites.
   SiteFilter filter(bool device_memory_only) const;
@@ -77,7 +77,7 @@ class ModelInput {
  private:
   const replay::Replay& second_reading(std::unique_ptr<replay::Replay>& slot, bool used);
 
-  const Analysis& analysis_;
+  const analysis::Analysis& analysis_;
   Selection selection_;
   SymbolizeStack symbolize_;
   Stacks& stacks_;

@@ -27,7 +27,7 @@ MomentsModel moments_model(ModelInput& input) {
                                                    timeline.begin() + static_cast<std::ptrdiff_t>(std::min(i + group, timeline.size()))));
   }
   uint64_t width = plan.width_ns, origin = plan.origin_ns;
-  std::vector<std::vector<replay::LiveMoment>> found = live_moments(input.analysis(), replay.options(), std::move(plan));
+  std::vector<std::vector<replay::LiveMoment>> found = analysis::live_moments(input.analysis(), replay.options(), std::move(plan));
 
   for (size_t i = 0; i < accounts.size(); ++i) {
     AccountMoments& out = model.accounts.emplace_back();

@@ -2,7 +2,7 @@
 // was live at any point of the timeline: at most kMaxMoments per account, one per group of timeline
 // slices (the first moment the account held the most of its group, so the figure matches the height the
 // timeline draws there), each with its kSitesPerMoment largest sites and the rest summed. The size does
-// not depend on the number of events. Found by reading the trace a second time (sources/analysis.h).
+// not depend on the number of events. Found by reading the trace a second time (analysis/analysis.h).
 #pragma once
 
 #include <cstdint>

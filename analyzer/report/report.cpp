@@ -24,7 +24,7 @@ const std::vector<SiteFigures>* report_sites(const ReportBody& body) {
   return nullptr;
 }
 
-Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build) {
+Report build_report(const analysis::Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build) {
   Report report;
   report.trace = trace_header(analysis);
   ModelInput input(analysis, selection, std::move(symbolize), report.stacks);

@@ -109,6 +109,6 @@ ReportBody build_body(ModelInput& input) {
 const std::vector<SiteFigures>* report_sites(const ReportBody& body);
 
 // Throws SelectionError (model_input.h).
-Report build_report(const Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build);
+Report build_report(const analysis::Analysis& analysis, const Selection& selection, SymbolizeStack symbolize, BuildBody build);
 
 }  // namespace gpumemtrace::report

@@ -32,7 +32,7 @@ std::string stack_signature(std::span<const symbolize::Frame> frames) {
   return out.empty() ? "(no stack)" : out;
 }
 
-RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize) {
+RunProfile run_profile(const analysis::Analysis& analysis, const SymbolizeStack& symbolize) {
   const replay::Replay& replay = *analysis.replay;
   RunProfile profile;
   if (analysis.trace.rank >= 0) profile.rank = analysis.trace.rank;

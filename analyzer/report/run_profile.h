@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyzer/report/stacks.h"
-#include "analyzer/sources/analysis.h"
+#include "analyzer/analysis/analysis.h"
 
 namespace gpumemtrace::report {
 
@@ -64,7 +64,7 @@ struct RunProfile {
 // nothing beyond main (the C library's start-up); joined by " ← ", innermost first.
 std::string stack_signature(std::span<const symbolize::Frame> frames);
 
-RunProfile run_profile(const Analysis& analysis, const SymbolizeStack& symbolize);
+RunProfile run_profile(const analysis::Analysis& analysis, const SymbolizeStack& symbolize);
 
 // What names each profile in messages and matches it with another run's: "rank 3", or "trace 2" (its
 // place among the profiles of unknown rank); "" for a lone profile of unknown rank (a single process).

@@ -4,7 +4,7 @@
 
 namespace gpumemtrace::report {
 
-TraceHeader trace_header(const Analysis& analysis) {
+TraceHeader trace_header(const analysis::Analysis& analysis) {
   const replay::Replay& replay = *analysis.replay;
   TraceHeader header;
   header.path = analysis.trace.path;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "analyzer/replay/replay.h"
-#include "analyzer/sources/analysis.h"
+#include "analyzer/analysis/analysis.h"
 
 namespace gpumemtrace::report {
 
@@ -21,9 +21,9 @@ struct TraceHeader {
   uint64_t span_ns = 0;  // from the first allocation to the end
   replay::Inconsistencies inconsistencies;
   std::optional<pytorch::SnapshotInfo> snapshot;  // the trace is a PyTorch memory snapshot's
-  std::optional<JoinInfo> joined;  // the PyTorch snapshots the trace names, joined to it
+  std::optional<sources::JoinInfo> joined;  // the PyTorch snapshots the trace names, joined to it
 };
 
-TraceHeader trace_header(const Analysis& analysis);
+TraceHeader trace_header(const analysis::Analysis& analysis);
 
 }  // namespace gpumemtrace::report

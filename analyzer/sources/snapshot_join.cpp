@@ -5,34 +5,20 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <set>
-#include <unordered_map>
 
-#include "analyzer/sources/pytorch/history_writer.h"
-#include "analyzer/sources/pytorch/pickle_reader.h"
-#include "trace/reader/mapped_file.h"
-#include "analyzer/replay/accounts.h"
+#include "analyzer/sources/snapshot_join_steps.h"
 #include "trace/reader/reader.h"
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
-namespace {
+namespace join {
 
 using pytorch::HistoryStep;
 using pytorch::OpenedSegment;
 
-// A snapshot file read, with what its values point into.
-struct LoadedSnapshot {
-  NamedSnapshot named;
-  std::unique_ptr<trace::MappedFile> file;
-  std::unique_ptr<pytorch::Pickle> pickle;
-  std::unique_ptr<pytorch::SnapshotReader> reader;
-  pytorch::Snapshot snapshot;
-};
-
-std::vector<LoadedSnapshot> load(const std::string& trace_path, std::span<const NamedSnapshot> named,
-                                 std::vector<std::string>& unreadable) {
+std::vector<LoadedSnapshot> load_snapshots(const std::string& trace_path, std::span<const NamedSnapshot> named,
+                                           std::vector<std::string>& unreadable) {
   std::vector<LoadedSnapshot> loaded;
   std::filesystem::path directory = std::filesystem::path(trace_path).parent_path();
   for (const NamedSnapshot& snapshot : named) {
@@ -70,55 +56,40 @@ std::vector<LoadedSnapshot> load(const std::string& trace_path, std::span<const 
   return loaded;
 }
 
-// A segment of the history as a dry run of the writer opened and closed it.
-struct Instance {
-  OpenedSegment opened;
-  size_t step = 0;  // the step that opened it
-  uint64_t closed_ns = UINT64_MAX;
-};
 
-// An allocation or mapping of the trace that may be a segment, from one of its records to another.
-struct Lifetime {
-  int32_t device = trace::kNoDevice;
-  uint64_t address = 0;
-  uint64_t size = 0;
-  uint64_t handle = 0;     // a mapping: the VMM physical allocation mapped
-  uint64_t begin_record = 0;  // the trace's records up to its allocation (or mapping), that one included
-  uint64_t begin_ns = 0;
-  uint64_t end_ns = UINT64_MAX;  // its free (or unmapping); never freed: UINT64_MAX
-  bool mapping = false;
-  bool joined = false;
+uint64_t take_step(pytorch::HistoryWriter& writer, const pytorch::JoinedHistory& history,
+                   std::span<const pytorch::TakenSnapshot> taken, const HistoryStep& step, uint64_t time_ns,
+                   pytorch::HistoryInconsistencies& bad) {
+  pytorch::SnapshotReader& frames = *taken[step.snapshot].frames;
+  if (step.kind == HistoryStep::Kind::State)
+    return writer.set_state(step.device, history.states[step.state], frames, time_ns, bad);
+  writer.forward(step.device, step.entry_of(taken), step.reserved, frames, time_ns, bad);
+  return 0;
+}
 
-  bool meets(uint64_t from_ns, uint64_t to_ns) const { return begin_ns <= to_ns && end_ns >= from_ns; }
-  uint64_t overlap(uint64_t from_ns, uint64_t to_ns) const {
-    uint64_t from = std::max(from_ns, begin_ns), to = std::min(to_ns, end_ns);
-    return to > from ? to - from : 0;
+OpenedSegments open_segments(const pytorch::JoinedHistory& history, std::span<const pytorch::TakenSnapshot> taken) {
+  OpenedSegments out;
+  out.state_changes.assign(taken.size(), 0);
+  const std::vector<HistoryStep>& steps = history.steps;
+  size_t current = 0;
+  pytorch::HistoryWriter dry(
+      {.driver_records = false},
+      [&](const OpenedSegment& segment) {
+        out.instances.push_back({segment, current});
+        return true;
+      },
+      [&](uint64_t ordinal, uint64_t time_ns) { out.instances[ordinal].closed_ns = time_ns; });
+  pytorch::HistoryInconsistencies ignored;
+  std::set<int32_t> begun;
+  for (; current < steps.size(); ++current) {
+    uint64_t changes = take_step(dry, history, taken, steps[current], steps[current].time_ns, ignored);
+    if (steps[current].kind == HistoryStep::Kind::State && !begun.insert(steps[current].device).second)
+      out.state_changes[steps[current].snapshot] += changes;
   }
-};
+  return out;
+}
 
-struct Failure {
-  int32_t device = trace::kNoDevice;
-  uint64_t record = 0;  // the trace's records up to it, it included
-  uint64_t time_ns = 0;
-};
-
-// What a reading of the trace tells the join: the allocations and mappings that may be the history's segments,
-// where each step's time falls among the trace's records, the out-of-memory failures.
-struct TraceFacts {
-  std::vector<Lifetime> lifetimes;
-  std::vector<uint64_t> step_records;  // by step: the trace's records up to the last event not after the step
-  std::vector<Failure> failures;
-  uint64_t max_heap = 0;
-  uint64_t device_allocations = 0;  // the trace's device memory allocations (VMM physical ones too), and bytes
-  uint64_t device_bytes = 0;
-  struct Physical {
-    int32_t device = trace::kNoDevice;
-    uint64_t size = 0;
-  };
-  std::unordered_map<uint64_t, Physical> vmm;  // the VMM physical allocations, by handle
-};
-
-TraceFacts read_trace(const std::string& path, uint64_t limit, const std::vector<Instance>& instances,
+TraceFacts read_trace(const std::string& path, uint64_t limit, std::span<const Instance> instances,
                       std::span<const HistoryStep> steps) {
   // The candidates: pointer allocations of a segment's address and size, mappings inside an expandable one.
   std::set<std::pair<uint64_t, uint64_t>> ranges;
@@ -162,7 +133,7 @@ TraceFacts read_trace(const std::string& path, uint64_t limit, const std::vector
       for (; step < steps.size() && steps[step].time_ns < event->time_ns; ++step) facts.step_records[step] = n - 1;
     }
     if (const auto* alloc = std::get_if<trace::Alloc>(record)) {
-      if (replay::category_of(alloc->kind()) != replay::Category::Device) continue;
+      if (format::memory_category(alloc->kind()) != format::MemoryCategory::Device) continue;
       ++facts.device_allocations;
       facts.device_bytes += alloc->size;
       if (alloc->kind() == trace::MemoryKind::VmmPhysical) {
@@ -199,62 +170,8 @@ TraceFacts read_trace(const std::string& path, uint64_t limit, const std::vector
   return facts;
 }
 
-}  // namespace
 
-NamedSnapshot NamedSnapshot::of(const trace::TorchSnapshot& record) {
-  return {std::string(record.file), record.reason, record.sequence, record.taken_ns, record.taken_wall_ns};
-}
-
-std::string_view NamedSnapshot::reason_name() const {
-  return reason < std::size(format::kTorchSnapshotReasonNames) ? format::kTorchSnapshotReasonNames[reason] : "unknown";
-}
-
-SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const NamedSnapshot> named,
-                            uint64_t trace_records) {
-  SnapshotJoin out;
-  JoinInfo& info = out.info;
-  std::vector<LoadedSnapshot> loaded = load(trace_path, named, info.unreadable);
-  if (loaded.empty()) return out;
-  std::vector<pytorch::TakenSnapshot> taken;
-  for (LoadedSnapshot& snapshot : loaded)
-    taken.push_back({&snapshot.snapshot, snapshot.reader.get(), snapshot.named.taken_ns, snapshot.named.taken_wall_ns});
-  pytorch::JoinedHistory history = pytorch::join_histories(taken);
-  const std::vector<HistoryStep>& steps = history.steps;
-  info.inconsistencies = history.inconsistencies;
-  auto apply = [&](pytorch::HistoryWriter& writer, const HistoryStep& step, uint64_t time_ns,
-                   pytorch::HistoryInconsistencies& bad) -> uint64_t {
-    pytorch::SnapshotReader& frames = *taken[step.snapshot].frames;
-    if (step.kind == HistoryStep::Kind::State)
-      return writer.set_state(step.device, history.states[step.state], frames, time_ns, bad);
-    writer.forward(step.device, step.entry_of(taken), step.reserved, frames, time_ns, bad);
-    return 0;
-  };
-
-  // A dry run finds the segments the history opens and closes, and where a later snapshot had to set the state.
-  std::vector<Instance> instances;
-  std::vector<uint64_t> state_changes(loaded.size(), 0);
-  {
-    size_t current = 0;
-    pytorch::HistoryWriter dry(
-        {.driver_records = false},
-        [&](const OpenedSegment& segment) {
-          instances.push_back({segment, current});
-          return true;
-        },
-        [&](uint64_t ordinal, uint64_t time_ns) { instances[ordinal].closed_ns = time_ns; });
-    pytorch::HistoryInconsistencies ignored;
-    std::set<int32_t> begun;
-    for (; current < steps.size(); ++current) {
-      uint64_t changes = apply(dry, steps[current], steps[current].time_ns, ignored);
-      if (steps[current].kind == HistoryStep::Kind::State && !begun.insert(steps[current].device).second)
-        state_changes[steps[current].snapshot] += changes;
-    }
-  }
-
-  TraceFacts facts = read_trace(trace_path, trace_records, instances, steps);
-
-  // Each segment to the trace's memory at its address: the allocation of its size whose life overlaps the
-  // segment's most, or (expandable) the mappings that cover it then.
+SegmentMatch match_segments(std::span<const Instance> instances, TraceFacts& facts, JoinInfo& info) {
   std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> pointers;
   std::multimap<uint64_t, size_t> mappings;
   for (size_t i = 0; i < facts.lifetimes.size(); ++i) {
@@ -264,8 +181,9 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
     else
       pointers[{lifetime.address, lifetime.size}].push_back(i);
   }
-  std::vector<std::optional<size_t>> opens_after(instances.size());  // a kept segment: its allocation's record
-  std::vector<bool> kept(instances.size(), false);
+  SegmentMatch match;
+  match.opens_after.resize(instances.size());
+  match.kept.assign(instances.size(), false);
   for (size_t i = 0; i < instances.size(); ++i) {
     const OpenedSegment& segment = instances[i].opened;
     uint64_t from = segment.time_ns > kClockSlackNs ? segment.time_ns - kClockSlackNs : 0;
@@ -296,19 +214,23 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
       info.missing_segment_bytes += segment.size;
       continue;
     }
-    kept[i] = true;
+    match.kept[i] = true;
     ++info.segments;
     for (size_t piece : pieces) {
       Lifetime& lifetime = facts.lifetimes[piece];
       lifetime.joined = true;
       if (lifetime.mapping) info.expandable_segments = true;
-      if (!opens_after[i] || lifetime.begin_record > facts.lifetimes[*opens_after[i]].begin_record)
-        opens_after[i] = piece;
+      if (!match.opens_after[i] || lifetime.begin_record > facts.lifetimes[*match.opens_after[i]].begin_record)
+        match.opens_after[i] = piece;
     }
   }
+  return match;
+}
 
-  // Each oom entry to the device's last out-of-memory failure in the trace since the entry before it (PyTorch
-  // records the entry once its cudaMalloc and the retries have failed), within the clocks' slack.
+std::vector<std::optional<size_t>> match_ooms(std::span<const HistoryStep> steps,
+                                              std::span<const pytorch::TakenSnapshot> taken,
+                                              std::span<const Failure> failures, JoinInfo& info) {
+  // PyTorch records the entry once its cudaMalloc and the retries have failed.
   std::vector<std::optional<size_t>> failure_of(steps.size());
   std::map<int32_t, size_t> failures_taken;  // by device: the failures before this one are taken
   std::map<int32_t, uint64_t> previous_ns;   // by device: the time of the entry before
@@ -319,8 +241,8 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
     previous_ns[device] = steps[i].time_ns;
     if (steps[i].entry_of(taken).action != pytorch::schema::Action::Oom) continue;
     size_t& from = failures_taken[device];
-    for (size_t f = from; f < facts.failures.size(); ++f) {
-      const Failure& failure = facts.failures[f];
+    for (size_t f = from; f < failures.size(); ++f) {
+      const Failure& failure = failures[f];
       if (failure.time_ns > steps[i].time_ns + kClockSlackNs) break;
       if (failure.device == device && failure.time_ns >= since) failure_of[i] = f;
     }
@@ -329,23 +251,27 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
     else
       ++info.unmatched_ooms;
   }
+  return failure_of;
+}
 
-  // Where each step goes among the trace's records, and when: after the trace's records before its time, the
-  // allocations of the segments it opens and the steps before it; before an oom entry's failure if it comes
-  // before the entry.
-  std::vector<uint64_t> position(steps.size()), time(steps.size());
+Placement place_steps(std::span<const HistoryStep> steps, std::span<const Instance> instances,
+                      const SegmentMatch& match, const TraceFacts& facts,
+                      std::span<const std::optional<size_t>> failure_of) {
+  Placement out;
+  out.position.resize(steps.size());
+  out.time_ns.resize(steps.size());
   size_t next_instance = 0;
   for (size_t i = 0, floor = 0, floor_ns = 0; i < steps.size(); ++i) {
     uint64_t p = std::max<uint64_t>(facts.step_records[i], floor);
     uint64_t t = std::max<uint64_t>(steps[i].time_ns, floor_ns);
     for (; next_instance < instances.size() && instances[next_instance].step == i; ++next_instance) {
-      if (!opens_after[next_instance]) continue;
-      const Lifetime& allocation = facts.lifetimes[*opens_after[next_instance]];
+      if (!match.opens_after[next_instance]) continue;
+      const Lifetime& allocation = facts.lifetimes[*match.opens_after[next_instance]];
       p = std::max(p, allocation.begin_record);
       t = std::max(t, allocation.begin_ns);
     }
-    position[i] = floor = p;
-    time[i] = floor_ns = t;
+    out.position[i] = floor = p;
+    out.time_ns[i] = floor_ns = t;
     if (failure_of[i]) {
       const Failure& failure = facts.failures[*failure_of[i]];
       floor = std::max<uint64_t>(floor, failure.record);
@@ -353,26 +279,33 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
     }
   }
   for (size_t i = steps.size(), cap = UINT64_MAX, cap_ns = UINT64_MAX; i-- > 0;) {
-    position[i] = std::min<uint64_t>(position[i], cap);
-    time[i] = std::min<uint64_t>(time[i], cap_ns);
+    out.position[i] = std::min<uint64_t>(out.position[i], cap);
+    out.time_ns[i] = std::min<uint64_t>(out.time_ns[i], cap_ns);
     if (failure_of[i]) {
       const Failure& failure = facts.failures[*failure_of[i]];
       cap = std::min<uint64_t>(cap, failure.record - 1);
       cap_ns = std::min(cap_ns, failure.time_ns);
     }
   }
+  return out;
+}
 
-  pytorch::HistoryWriter writer({.driver_records = false, .first_heap = facts.max_heap + 1},
-                                [&](const OpenedSegment& segment) { return kept[segment.ordinal]; });
+void write_history(const pytorch::JoinedHistory& history, std::span<const pytorch::TakenSnapshot> taken,
+                   const SegmentMatch& match, const Placement& placement, uint64_t first_heap, SnapshotJoin& out) {
+  const std::vector<HistoryStep>& steps = history.steps;
+  pytorch::HistoryWriter writer({.driver_records = false, .first_heap = first_heap},
+                                [&](const OpenedSegment& segment) { return match.kept[segment.ordinal]; });
   for (size_t i = 0; i < steps.size(); ++i) {
     uint64_t before = writer.events();
-    apply(writer, steps[i], time[i], info.inconsistencies);
-    out.positions.insert(out.positions.end(), writer.events() - before, position[i]);
-    if (steps[i].kind == HistoryStep::Kind::Entry) ++info.events;
+    take_step(writer, history, taken, steps[i], placement.time_ns[i], out.info.inconsistencies);
+    out.positions.insert(out.positions.end(), writer.events() - before, placement.position[i]);
+    if (steps[i].kind == HistoryStep::Kind::Entry) ++out.info.events;
   }
   out.records = writer.take();
+  out.info.left_out_blocks = writer.left_out_blocks();
+}
 
-  info.left_out_blocks = writer.left_out_blocks();
+void count_other_memory(const TraceFacts& facts, JoinInfo& info) {
   std::set<uint64_t> joined_handles;
   uint64_t joined = 0, joined_bytes = 0;
   for (const Lifetime& lifetime : facts.lifetimes) {
@@ -388,6 +321,10 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
   }
   info.other_allocations = facts.device_allocations - std::min(joined, facts.device_allocations);
   info.other_bytes = facts.device_bytes - std::min(joined_bytes, facts.device_bytes);
+}
+
+void describe_snapshots(std::span<const LoadedSnapshot> loaded, const pytorch::JoinedHistory& history,
+                        std::span<const uint64_t> state_changes, JoinInfo& info) {
   for (size_t s = 0; s < loaded.size(); ++s) {
     info.snapshots.push_back({loaded[s].named, history.parts[s], state_changes[s]});
     if (std::optional<uint64_t> begins = history.parts[s].begins_ns)
@@ -395,8 +332,41 @@ SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const Named
     if (std::optional<bool> expandable = loaded[s].snapshot.expandable_segments)
       info.expandable_segments = info.expandable_segments.value_or(false) || *expandable;
   }
-  if (!info.history_begins_ns && !steps.empty()) info.history_begins_ns = steps.front().time_ns;
+  if (!info.history_begins_ns && !history.steps.empty()) info.history_begins_ns = history.steps.front().time_ns;
+}
+
+}  // namespace join
+
+
+
+NamedSnapshot NamedSnapshot::of(const trace::TorchSnapshot& record) {
+  return {std::string(record.file), record.reason, record.sequence, record.taken_ns, record.taken_wall_ns};
+}
+
+std::string_view NamedSnapshot::reason_name() const {
+  return reason < std::size(format::kTorchSnapshotReasonNames) ? format::kTorchSnapshotReasonNames[reason] : "unknown";
+}
+
+SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const NamedSnapshot> named,
+                            uint64_t trace_records) {
+  using namespace join;
+  SnapshotJoin out;
+  std::vector<LoadedSnapshot> loaded = load_snapshots(trace_path, named, out.info.unreadable);
+  if (loaded.empty()) return out;
+  std::vector<pytorch::TakenSnapshot> taken;
+  for (LoadedSnapshot& snapshot : loaded)
+    taken.push_back({&snapshot.snapshot, snapshot.reader.get(), snapshot.named.taken_ns, snapshot.named.taken_wall_ns});
+  pytorch::JoinedHistory history = pytorch::join_histories(taken);
+  out.info.inconsistencies = history.inconsistencies;
+  OpenedSegments opened = open_segments(history, taken);
+  TraceFacts facts = read_trace(trace_path, trace_records, opened.instances, history.steps);
+  SegmentMatch match = match_segments(opened.instances, facts, out.info);
+  std::vector<std::optional<size_t>> failure_of = match_ooms(history.steps, taken, facts.failures, out.info);
+  Placement placement = place_steps(history.steps, opened.instances, match, facts, failure_of);
+  write_history(history, taken, match, placement, facts.max_heap + 1, out);
+  count_other_memory(facts, out.info);
+  describe_snapshots(loaded, history, opened.state_changes, out.info);
   return out;
 }
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -22,7 +22,7 @@
 #include "analyzer/sources/pytorch/joined_history.h"
 #include "gpumemtrace/trace_records.h"
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 // How far apart the trace's clock and the snapshots' may put one moment: the wall clock and the trace's are read
 // one after the other when a snapshot is taken, and PyTorch's times are in whole µs.
@@ -75,4 +75,4 @@ struct SnapshotJoin {
 SnapshotJoin join_snapshots(const std::string& trace_path, std::span<const NamedSnapshot> named,
                             uint64_t trace_records);
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -3,7 +3,7 @@
 #include <utility>
 #include <variant>
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 namespace {
 
@@ -40,4 +40,4 @@ const trace::Record* SourceRecords::next() {
   return next();
 }
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -10,7 +10,7 @@
 
 #include "trace/reader/reader.h"
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 class SourceRecords {
  public:
@@ -37,4 +37,4 @@ class SourceRecords {
   const trace::Reader* from_ = nullptr;
 };
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analyzer/sources/pytorch/pickle_reader.h"
+#include "analyzer/pytorch/pickle_reader.h"
 #include "gpumemtrace/trace_format.h"
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 namespace fs = std::filesystem;
 
@@ -46,4 +46,4 @@ std::vector<std::string> trace_paths(const std::string& path) {
   return paths;
 }
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

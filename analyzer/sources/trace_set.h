@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 // A path that names no trace: missing, unreadable, or a directory without a trace in it.
 class TraceSetError : public std::runtime_error {
@@ -25,4 +25,4 @@ bool looks_like_trace(const std::string& path);
 // TraceSetError.
 std::vector<std::string> trace_paths(const std::string& path);
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -2,11 +2,11 @@
 
 #include <fstream>
 
-#include "analyzer/sources/pytorch/pickle_reader.h"
-#include "analyzer/sources/pytorch/snapshot.h"
+#include "analyzer/pytorch/pickle_reader.h"
+#include "analyzer/pytorch/snapshot.h"
 #include "trace/reader/mapped_file.h"
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 namespace {
 
@@ -53,4 +53,4 @@ std::shared_ptr<trace::Reader> TraceSource::reader() const {
   return std::shared_ptr<trace::Reader>(held, &held->reader);
 }
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -15,7 +15,7 @@
 #include "analyzer/sources/source_records.h"
 #include "trace/reader/reader.h"
 
-namespace gpumemtrace::report {
+namespace gpumemtrace::sources {
 
 class TraceSource {
  public:
@@ -42,4 +42,4 @@ class TraceSource {
   std::optional<SnapshotJoin> join_;
 };
 
-}  // namespace gpumemtrace::report
+}  // namespace gpumemtrace::sources

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <string_view>
 
@@ -88,60 +89,99 @@ inline constexpr uint8_t kApiMask = 0x3F;
 // cudaErrorMemoryAllocation for runtime APIs are both 2. Only these AllocFailed records carry free and total.
 inline constexpr uint64_t kErrorOutOfMemory = 2;
 
+// The lists below are each declared once, as a list macro of rows X(enumerator, ...); the enum and its tables
+// are made from it with GPUMEMTRACE_ENUM_VALUE and a row macro of their own, so that they cannot disagree.
+#define GPUMEMTRACE_ENUM_VALUE(name, value, ...) name = value,
+#define GPUMEMTRACE_ENUM_NAME(name, value, text, ...) text,
+#define GPUMEMTRACE_ENUM_INDEX(name, value, ...) value,
+// The values of a list are 0, 1, 2, ...: the tables made from it are indexed by its enum.
+constexpr bool list_is_indexed(std::initializer_list<int> values) {
+  int index = 0;
+  for (int value : values)
+    if (value != index++) return false;
+  return true;
+}
+
 // Where the events that follow a Source record were seen. Until the first Source record: Interposition.
-enum class CaptureSource : uint8_t { Interposition = 0, Cupti = 1, Count };
-inline constexpr std::string_view kCaptureSourceNames[] = {"interposition", "cupti"};
-static_assert(std::size(kCaptureSourceNames) == static_cast<size_t>(CaptureSource::Count));
+#define GPUMEMTRACE_CAPTURE_SOURCES(X) \
+  X(Interposition, 0, "interposition") \
+  X(Cupti, 1, "cupti")
+enum class CaptureSource : uint8_t { GPUMEMTRACE_CAPTURE_SOURCES(GPUMEMTRACE_ENUM_VALUE) Count };
+inline constexpr std::string_view kCaptureSourceNames[] = {GPUMEMTRACE_CAPTURE_SOURCES(GPUMEMTRACE_ENUM_NAME)};
+static_assert(list_is_indexed({GPUMEMTRACE_CAPTURE_SOURCES(GPUMEMTRACE_ENUM_INDEX)}));
 
 // Why the PyTorch hook (python/gpumemtrace/torch_hook.py) wrote a snapshot: TorchSnapshot records. The name is
 // the one in the snapshot's file name, "<trace file name>.torch-<name>[-<sequence>].pickle".
-enum class TorchSnapshotReason : uint8_t { Exit = 0, OutOfMemory = 1, Signal = 2, Count };
-inline constexpr std::string_view kTorchSnapshotReasonNames[] = {"exit", "oom", "usr1"};
-static_assert(std::size(kTorchSnapshotReasonNames) == static_cast<size_t>(TorchSnapshotReason::Count));
+#define GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(X) \
+  X(Exit, 0, "exit")                          \
+  X(OutOfMemory, 1, "oom")                    \
+  X(Signal, 2, "usr1")
+enum class TorchSnapshotReason : uint8_t { GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(GPUMEMTRACE_ENUM_VALUE) Count };
+inline constexpr std::string_view kTorchSnapshotReasonNames[] = {
+    GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(GPUMEMTRACE_ENUM_NAME)};
+static_assert(list_is_indexed({GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(GPUMEMTRACE_ENUM_INDEX)}));
 
 // What SIGUSR1 does in a process whose PyTorch hook is on (TorchHook records): nothing of ours (the program
 // handles it in C, or the hook could not take it), a snapshot, or a snapshot and then the program's own handler.
 enum class TorchSignal : uint8_t { NotTaken = 0, Taken = 1, Chained = 2, Count };
 
+// Where a memory kind's bytes live, the accounts the analyzer adds them up in: device memory (each device),
+// managed memory, pinned host memory.
+enum class MemoryCategory : uint8_t { Device, Managed, HostPinned };
+
 // Memory kinds, derived from the API (never stored). For VmmPhysical the "address" of an allocation is
-// its CUmemGenericAllocationHandle, for Array its CUarray.
-enum class MemoryKind : uint8_t { Device, AsyncPool, VmmPhysical, Managed, HostPinned, Array, Count };
+// its CUmemGenericAllocationHandle, for Array its CUarray. Rows: X(kind, index, name, category).
+#define GPUMEMTRACE_MEMORY_KINDS(X)                      \
+  X(Device, 0, "device", Device)                         \
+  X(AsyncPool, 1, "async-pool", Device)                  \
+  X(VmmPhysical, 2, "vmm-physical", Device)              \
+  X(Managed, 3, "managed", Managed)                      \
+  X(HostPinned, 4, "host-pinned", HostPinned)            \
+  X(Array, 5, "array", Device)
+enum class MemoryKind : uint8_t { GPUMEMTRACE_MEMORY_KINDS(GPUMEMTRACE_ENUM_VALUE) Count };
 inline constexpr size_t kMemoryKinds = static_cast<size_t>(MemoryKind::Count);
+static_assert(list_is_indexed({GPUMEMTRACE_MEMORY_KINDS(GPUMEMTRACE_ENUM_INDEX)}));
+#define GPUMEMTRACE_MEMORY_CATEGORY(kind, value, name, category) MemoryCategory::category,
+inline constexpr MemoryCategory kMemoryCategories[] = {GPUMEMTRACE_MEMORY_KINDS(GPUMEMTRACE_MEMORY_CATEGORY)};
+#undef GPUMEMTRACE_MEMORY_CATEGORY
+inline constexpr MemoryCategory memory_category(MemoryKind kind) {
+  return kMemoryCategories[static_cast<size_t>(kind)];
+}
 
 // The API the application called. Runtime APIs appear when the shared runtime was called directly;
 // allocations that only the driver chain saw carry the driver API. Values are part of the format.
-enum class Api : uint8_t {
-  cuMemAlloc = 0,
-  cuMemAllocPitch = 1,
-  cuMemAllocManaged = 2,
-  cuMemHostAlloc = 3,
-  cuMemAllocHost = 4,
-  cuMemAllocAsync = 5,
-  cuMemAllocFromPoolAsync = 6,
-  cuMemCreate = 7,
-  cuArrayCreate = 8,
-  cuArray3DCreate = 9,
-  cuMemFree = 10,
-  cuMemFreeHost = 11,
-  cuMemFreeAsync = 12,
-  cuMemRelease = 13,
-  cuArrayDestroy = 14,
-  cudaMalloc = 15,
-  cudaMallocPitch = 16,
-  cudaMalloc3D = 17,
-  cudaMallocManaged = 18,
-  cudaMallocHost = 19,
-  cudaHostAlloc = 20,
-  cudaMallocAsync = 21,
-  cudaMallocFromPoolAsync = 22,
-  cudaMallocArray = 23,
-  cudaMalloc3DArray = 24,
-  cudaFree = 25,
-  cudaFreeHost = 26,
-  cudaFreeAsync = 27,
-  cudaFreeArray = 28,
-  Count = 29,
-};
+// Rows: X(api, value, memory kind, is a free, takes a stream, takes a pool); the name is the api's.
+#define GPUMEMTRACE_APIS(X)                                        \
+  X(cuMemAlloc, 0, Device, false, false, false)                    \
+  X(cuMemAllocPitch, 1, Device, false, false, false)               \
+  X(cuMemAllocManaged, 2, Managed, false, false, false)            \
+  X(cuMemHostAlloc, 3, HostPinned, false, false, false)            \
+  X(cuMemAllocHost, 4, HostPinned, false, false, false)            \
+  X(cuMemAllocAsync, 5, AsyncPool, false, true, false)             \
+  X(cuMemAllocFromPoolAsync, 6, AsyncPool, false, true, true)      \
+  X(cuMemCreate, 7, VmmPhysical, false, false, false)              \
+  X(cuArrayCreate, 8, Array, false, false, false)                  \
+  X(cuArray3DCreate, 9, Array, false, false, false)                \
+  X(cuMemFree, 10, Device, true, false, false)                     \
+  X(cuMemFreeHost, 11, HostPinned, true, false, false)             \
+  X(cuMemFreeAsync, 12, AsyncPool, true, true, false)              \
+  X(cuMemRelease, 13, VmmPhysical, true, false, false)             \
+  X(cuArrayDestroy, 14, Array, true, false, false)                 \
+  X(cudaMalloc, 15, Device, false, false, false)                   \
+  X(cudaMallocPitch, 16, Device, false, false, false)              \
+  X(cudaMalloc3D, 17, Device, false, false, false)                 \
+  X(cudaMallocManaged, 18, Managed, false, false, false)           \
+  X(cudaMallocHost, 19, HostPinned, false, false, false)           \
+  X(cudaHostAlloc, 20, HostPinned, false, false, false)            \
+  X(cudaMallocAsync, 21, AsyncPool, false, true, false)            \
+  X(cudaMallocFromPoolAsync, 22, AsyncPool, false, true, true)     \
+  X(cudaMallocArray, 23, Array, false, false, false)               \
+  X(cudaMalloc3DArray, 24, Array, false, false, false)             \
+  X(cudaFree, 25, Device, true, false, false)                      \
+  X(cudaFreeHost, 26, HostPinned, true, false, false)              \
+  X(cudaFreeAsync, 27, AsyncPool, true, true, false)               \
+  X(cudaFreeArray, 28, Array, true, false, false)
+enum class Api : uint8_t { GPUMEMTRACE_APIS(GPUMEMTRACE_ENUM_VALUE) Count };
 
 struct ApiInfo {
   std::string_view name;
@@ -151,47 +191,18 @@ struct ApiInfo {
   bool takes_pool;
 };
 
-// Indexed by Api. The single source of API names and kinds for writer, reader and reports.
-inline constexpr ApiInfo kApis[] = {
-    {"cuMemAlloc", MemoryKind::Device, false, false, false},
-    {"cuMemAllocPitch", MemoryKind::Device, false, false, false},
-    {"cuMemAllocManaged", MemoryKind::Managed, false, false, false},
-    {"cuMemHostAlloc", MemoryKind::HostPinned, false, false, false},
-    {"cuMemAllocHost", MemoryKind::HostPinned, false, false, false},
-    {"cuMemAllocAsync", MemoryKind::AsyncPool, false, true, false},
-    {"cuMemAllocFromPoolAsync", MemoryKind::AsyncPool, false, true, true},
-    {"cuMemCreate", MemoryKind::VmmPhysical, false, false, false},
-    {"cuArrayCreate", MemoryKind::Array, false, false, false},
-    {"cuArray3DCreate", MemoryKind::Array, false, false, false},
-    {"cuMemFree", MemoryKind::Device, true, false, false},
-    {"cuMemFreeHost", MemoryKind::HostPinned, true, false, false},
-    {"cuMemFreeAsync", MemoryKind::AsyncPool, true, true, false},
-    {"cuMemRelease", MemoryKind::VmmPhysical, true, false, false},
-    {"cuArrayDestroy", MemoryKind::Array, true, false, false},
-    {"cudaMalloc", MemoryKind::Device, false, false, false},
-    {"cudaMallocPitch", MemoryKind::Device, false, false, false},
-    {"cudaMalloc3D", MemoryKind::Device, false, false, false},
-    {"cudaMallocManaged", MemoryKind::Managed, false, false, false},
-    {"cudaMallocHost", MemoryKind::HostPinned, false, false, false},
-    {"cudaHostAlloc", MemoryKind::HostPinned, false, false, false},
-    {"cudaMallocAsync", MemoryKind::AsyncPool, false, true, false},
-    {"cudaMallocFromPoolAsync", MemoryKind::AsyncPool, false, true, true},
-    {"cudaMallocArray", MemoryKind::Array, false, false, false},
-    {"cudaMalloc3DArray", MemoryKind::Array, false, false, false},
-    {"cudaFree", MemoryKind::Device, true, false, false},
-    {"cudaFreeHost", MemoryKind::HostPinned, true, false, false},
-    {"cudaFreeAsync", MemoryKind::AsyncPool, true, true, false},
-    {"cudaFreeArray", MemoryKind::Array, true, false, false},
-};
-static_assert(sizeof(kApis) / sizeof(kApis[0]) == static_cast<size_t>(Api::Count));
+// Indexed by Api: the names and kinds for writer, reader and reports, made from GPUMEMTRACE_APIS.
+#define GPUMEMTRACE_API_INFO(api, value, kind, is_free, takes_stream, takes_pool) \
+  {#api, MemoryKind::kind, is_free, takes_stream, takes_pool},
+inline constexpr ApiInfo kApis[] = {GPUMEMTRACE_APIS(GPUMEMTRACE_API_INFO)};
+#undef GPUMEMTRACE_API_INFO
+static_assert(list_is_indexed({GPUMEMTRACE_APIS(GPUMEMTRACE_ENUM_INDEX)}));
 static_assert(static_cast<size_t>(Api::Count) <= kApiMask + 1);
 
 inline constexpr const ApiInfo& api_info(Api api) { return kApis[static_cast<size_t>(api)]; }
 
 // Indexed by MemoryKind.
-inline constexpr std::string_view kMemoryKindNames[] = {"device", "async-pool", "vmm-physical",
-                                                        "managed", "host-pinned", "array"};
-static_assert(std::size(kMemoryKindNames) == kMemoryKinds);
+inline constexpr std::string_view kMemoryKindNames[] = {GPUMEMTRACE_MEMORY_KINDS(GPUMEMTRACE_ENUM_NAME)};
 inline constexpr std::string_view memory_kind_name(MemoryKind kind) {
   return kMemoryKindNames[static_cast<size_t>(kind)];
 }

@@ -5,15 +5,15 @@
 
 #include <string>
 
-#include "analyzer/sources/analysis.h"
+#include "analyzer/analysis/analysis.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
 
 namespace gpumemtrace::test {
 
-inline report::Analysis analyze_built(const ScratchDir& scratch, const TraceBuilder& builder,
-                                      const std::string& name = "built.trace") {
-  return report::analyze(write_file(scratch / name, builder.bytes()));
+inline analysis::Analysis analyze_built(const ScratchDir& scratch, const TraceBuilder& builder,
+                                        const std::string& name = "built.trace") {
+  return analysis::analyze(write_file(scratch / name, builder.bytes()));
 }
 
 // The site whose stack's innermost frame is at `ip` (hand-built traces have no modules, so frames keep

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/sources/analysis.h"
+#include "analyzer/analysis/analysis.h"
 #include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
@@ -178,7 +178,7 @@ TEST_F(TrainLoopFragmenting, RunsOutOfMemoryWithTheCacheHalfFree) {
 }
 
 TEST_F(TrainLoopFragmenting, TheHeapsAtTheFailure) {
-  report::Analysis analysis = report::analyze(run_->trace);
+  analysis::Analysis analysis = analysis::analyze(run_->trace);
   const auto& failures = analysis.replay->failures();
   ASSERT_EQ(failures.size(), 2u);
   EXPECT_EQ(failures[0].requested_bytes, 20 * kMiB);

@@ -1,4 +1,4 @@
-// libFuzzer target: any bytes read as a baseline file (analyzer/render/baseline_json.cpp), then used the
+// libFuzzer target: any bytes read as a baseline file (analyzer/render/budget/baseline_json.cpp), then used the
 // way `gpumemtrace diff` and `check --baseline` use one: diffed and checked, both ways, against itself
 // and against the same ranks with no device memory, the results rendered as text, JSON and JUnit. A
 // baseline that parses must also come back unchanged when written out and read again.
@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/render/baseline_json.h"
-#include "analyzer/render/budget_output.h"
+#include "analyzer/render/budget/baseline_json.h"
+#include "analyzer/render/budget/budget_output.h"
 #include "analyzer/report/budget_check.h"
 #include "analyzer/report/profile_diff.h"
 

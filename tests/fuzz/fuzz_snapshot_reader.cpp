@@ -6,8 +6,8 @@
 #include <span>
 
 #include "analyzer/replay/replay.h"
-#include "analyzer/sources/pytorch/pickle_reader.h"
-#include "analyzer/sources/pytorch/snapshot.h"
+#include "analyzer/pytorch/pickle_reader.h"
+#include "analyzer/pytorch/snapshot.h"
 #include "analyzer/sources/pytorch/snapshot_trace.h"
 #include "trace/reader/reader.h"
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "analyzer/sources/pytorch/range_at.h"
+#include "analyzer/pytorch/range_at.h"
 
 namespace gpumemtrace::pytorch {
 

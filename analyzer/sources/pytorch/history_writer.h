@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyzer/sources/pytorch/snapshot.h"
+#include "analyzer/pytorch/snapshot.h"
 #include "analyzer/sources/pytorch/snapshot_history.h"
 #include "trace/writer/trace_buffer.h"
 

@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "analyzer/sources/pytorch/snapshot.h"
+#include "analyzer/pytorch/snapshot.h"
 #include "analyzer/sources/pytorch/snapshot_history.h"
 
 namespace gpumemtrace::pytorch {

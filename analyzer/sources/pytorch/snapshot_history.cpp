@@ -1,6 +1,6 @@
 #include "analyzer/sources/pytorch/snapshot_history.h"
 
-#include "analyzer/sources/pytorch/range_at.h"
+#include "analyzer/pytorch/range_at.h"
 
 namespace gpumemtrace::pytorch {
 

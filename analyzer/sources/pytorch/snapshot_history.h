@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/sources/pytorch/snapshot.h"
+#include "analyzer/pytorch/snapshot.h"
 #include "analyzer/sources/pytorch/snapshot_trace.h"
 
 namespace gpumemtrace::pytorch {

@@ -1,0 +1,131 @@
+#include "analyzer/analysis/analysis.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace gpumemtrace::analysis {
+
+namespace {
+
+std::string command_of(const trace::Process& process) {
+  if (process.argv.empty()) return std::string(process.executable);
+  std::string out;
+  for (std::string_view arg : process.argv) {
+    if (!out.empty()) out += ' ';
+    out += arg;
+  }
+  return out;
+}
+
+// Reads every record into on_record(record, reader), telling `progress` now and then.
+template <typename OnRecord>
+void read_records(sources::SourceRecords& records, const ProgressFn& progress, OnRecord on_record) {
+  constexpr uint64_t kProgressEvery = uint64_t{1} << 20;  // records
+  uint64_t until_progress = kProgressEvery;
+  while (const trace::Record* record = records.next()) {
+    on_record(*record, records.reader());
+    if (--until_progress == 0) {
+      until_progress = kProgressEvery;
+      if (progress) progress(records.trace().stop_offset(), records.trace().file_size());
+    }
+  }
+}
+
+// The first reading: into a fresh replay, and the TorchSnapshot records it passes.
+std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, uint64_t limit,
+                                           const replay::ReplayOptions& options, const ProgressFn& progress,
+                                           TraceInfo& info, std::vector<sources::NamedSnapshot>* named) {
+  auto replay = std::make_unique<replay::Replay>(options);
+  sources::SourceRecords records = source.records(limit);
+  read_records(records, progress, [&](const trace::Record& record, const trace::Reader& reader) {
+    replay->on_record(record, reader);
+    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(&record); snapshot && named)
+      named->push_back(sources::NamedSnapshot::of(*snapshot));
+  });
+  const trace::Reader& reader = records.trace();
+  replay->finish(reader);
+  if (const trace::Process* process = reader.process()) {
+    info.pid = process->pid;
+    info.rank = process->rank;
+    info.start_wall_ns = process->start_wall_ns;
+    info.command = command_of(*process);
+  }
+  info.complete = reader.status() == trace::Status::Complete;
+  info.corrupt = reader.status() == trace::Status::Corrupt;
+  info.error = reader.error();
+  info.events = reader.events();
+  info.records = reader.records();
+  info.stop_offset = reader.stop_offset();
+  info.file_size = reader.file_size();
+  return replay;
+}
+
+}  // namespace
+
+Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress,
+                 const SourceOptions& source_options) {
+  Analysis analysis;
+  auto source = std::make_shared<sources::TraceSource>(path);
+  TraceInfo& info = analysis.trace;
+  info.path = path;
+  info.snapshot = source->snapshot();
+  analysis.options = options;
+  std::vector<sources::NamedSnapshot> named;
+  bool join = source_options.join_snapshots && !source->snapshot();
+  analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr);
+  analysis.passes.ran(Pass::First);
+  if (!named.empty()) {
+    // Read again with the snapshots' history among the trace's records, as far as the first reading went.
+    source->join(sources::join_snapshots(path, named, info.records));
+    analysis.passes.ran(Pass::Join);
+    info.joined = source->joined()->info;
+    if (!source->joined()->records.empty()) {
+      analysis.replay = read_first(*source, info.records, options, progress, info, nullptr);
+      analysis.passes.ran(Pass::Joined);
+    }
+  }
+  analysis.source = std::move(source);
+  return analysis;
+}
+
+void read_again(const Analysis& analysis, Pass pass, replay::Replay& replay, const ProgressFn& progress,
+                const RecordVisit& visit) {
+  analysis.passes.ran(pass);
+  // As many of the trace's records as the first reading: a trace still being written may have grown since.
+  sources::SourceRecords records = analysis.source->records(analysis.trace.records);
+  read_records(records, progress,
+               [&](const trace::Record& record, const trace::Reader& reader) { visit(record, reader, replay); });
+  replay.finish(records.trace());
+}
+
+std::unique_ptr<replay::Replay> reread(const Analysis& analysis, Pass pass, replay::ReplayOptions options,
+                                       const ProgressFn& progress) {
+  for (;;) {
+    auto replay = std::make_unique<replay::Replay>(options);
+    read_again(analysis, pass, *replay, progress,
+               [](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+                 replay.on_record(record, reader);
+               });
+    const std::vector<uint64_t>& mistakes = replay->mistaken_segments();
+    if (mistakes.empty()) return replay;
+    auto view = std::make_shared<replay::UsedView>(*options.used_view);
+    view->not_segments.insert(view->not_segments.end(), mistakes.begin(), mistakes.end());
+    std::sort(view->not_segments.begin(), view->not_segments.end());
+    options.used_view = std::move(view);
+  }
+}
+
+std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,
+                                                          replay::MomentsPlan plan, const ProgressFn& progress) {
+  replay::Replay replay(options);
+  replay::LiveMoments moments(std::move(plan));
+  read_again(analysis, Pass::Moments, replay, progress,
+             [&](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+               moments.before(replay, reader.time_ns());
+               replay.on_record(record, reader);
+               moments.after(replay, reader.time_ns());
+             });
+  return moments.moments();
+}
+
+}  // namespace gpumemtrace::analysis

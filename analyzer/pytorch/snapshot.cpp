@@ -1,0 +1,321 @@
+#include "analyzer/pytorch/snapshot.h"
+
+#include <fmt/format.h>
+
+#include <variant>
+
+namespace gpumemtrace::pytorch {
+
+namespace {
+
+using Id = Pickle::Id;
+using schema::Action;
+using schema::BlockState;
+
+}  // namespace
+
+// Walks the values of the pickle by the schema, with where it is ("segments[3].blocks[0]") for messages,
+// and charges what it visits to the reader's budget: a hostile pickle can refer to one big list from
+// millions of places, and each reference would be walked again.
+class SnapshotReader::Walk {
+ public:
+  explicit Walk(SnapshotReader& reader) : reader_(reader), pickle_(reader.pickle_) {}
+
+  // A step into a key or an item, for messages; undone when it goes out of scope.
+  class Step {
+   public:
+    Step(Walk& walk, std::variant<std::string_view, size_t> step) : walk_(walk) { walk_.path_.push_back(step); }
+    ~Step() { walk_.path_.pop_back(); }
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+
+   private:
+    Walk& walk_;
+  };
+
+  [[noreturn]] void fail(std::string_view what) const {
+    std::string where;
+    for (const auto& step : path_) {
+      if (const auto* key = std::get_if<std::string_view>(&step))
+        where += fmt::format("{}{}", where.empty() ? "" : ".", *key);
+      else
+        where += fmt::format("[{}]", std::get<size_t>(step));
+    }
+    throw SnapshotError(fmt::format("not a PyTorch memory snapshot: {}{}{}", where, where.empty() ? "" : " ", what));
+  }
+
+  void charge(uint64_t visits) {
+    if (visits > reader_.budget_)
+      fail("refers to its shared parts too many times to be walked (a snapshot refers to each part about once)");
+    reader_.budget_ -= visits;
+  }
+
+  const PickleValue& value(Id id) {
+    charge(1);
+    return pickle_[id];
+  }
+  [[noreturn]] void wrong_kind(const PickleValue& value, std::string_view wanted) const {
+    fail(fmt::format("is a {}, not {}", pickle_kind_name(value.kind), wanted));
+  }
+
+  // A dict's entries; find() gives the value of a string key (the last one, as Python keeps it).
+  class Dict {
+   public:
+    Dict(Walk& walk, Id id) : walk_(walk) {
+      const PickleValue& value = walk.value(id);
+      if (value.kind != PickleKind::Dict) walk.wrong_kind(value, "a dict");
+      items_ = walk.pickle_.items(value);
+      walk.charge(items_.size());
+    }
+    std::optional<Id> find(std::string_view key) const {
+      for (size_t i = items_.size(); i >= 2; i -= 2) {
+        const PickleValue& k = walk_.pickle_[items_[i - 2]];
+        if (k.kind == PickleKind::Str && walk_.pickle_.text(k) == key) return items_[i - 1];
+      }
+      return std::nullopt;
+    }
+    Id at(std::string_view key) const {
+      std::optional<Id> id = find(key);
+      if (!id) walk_.fail(fmt::format("has no '{}'", key));
+      return *id;
+    }
+
+   private:
+    Walk& walk_;
+    std::span<const Id> items_;
+  };
+
+  std::span<const Id> list(Id id) {
+    const PickleValue& value = this->value(id);
+    if (value.kind != PickleKind::List && value.kind != PickleKind::Tuple) wrong_kind(value, "a list");
+    std::span<const Id> items = pickle_.items(value);
+    charge(items.size());
+    return items;
+  }
+
+  int64_t integer(Id id) {
+    const PickleValue& value = this->value(id);
+    if (value.kind == PickleKind::Bool) return static_cast<int64_t>(value.payload);
+    if (value.kind != PickleKind::Int || value.payload > (value.negative ? uint64_t{1} << 63 : uint64_t{INT64_MAX}))
+      wrong_kind(value, "an integer of 64 bits");
+    return value.negative ? static_cast<int64_t>(uint64_t{0} - value.payload) : static_cast<int64_t>(value.payload);
+  }
+  uint64_t count(Id id) {  // a size or an address
+    const PickleValue& value = this->value(id);
+    if (value.kind != PickleKind::Int || value.negative) wrong_kind(value, "a non-negative integer");
+    return value.payload;
+  }
+  bool boolean(Id id) {
+    const PickleValue& value = this->value(id);
+    if (value.kind != PickleKind::Bool) wrong_kind(value, "a bool");
+    return value.payload != 0;
+  }
+  std::string_view text(Id id) {
+    const PickleValue& value = this->value(id);
+    if (value.kind != PickleKind::Str) wrong_kind(value, "a str");
+    return pickle_.text(value);
+  }
+  // A field that may be missing or None.
+  std::optional<Id> optional(const Dict& dict, std::string_view key) {
+    std::optional<Id> id = dict.find(key);
+    if (id && pickle_[*id].kind == PickleKind::None) return std::nullopt;
+    return id;
+  }
+
+  template <typename Read>
+  auto field(const Dict& dict, std::string_view key, Read read) {
+    Id id = dict.at(key);
+    Step step(*this, key);
+    return read(id);
+  }
+  uint64_t count_field(const Dict& dict, std::string_view key) {
+    return field(dict, key, [&](Id id) { return count(id); });
+  }
+
+  FramesId frames_field(const Dict& dict, std::string_view key) {
+    std::optional<Id> id = optional(dict, key);
+    if (!id) return kNoFrames;
+    Step step(*this, key);
+    return list(*id).empty() ? kNoFrames : *id;
+  }
+  std::string_view text_field(const Dict& dict, std::string_view key) {
+    std::optional<Id> id = optional(dict, key);
+    if (!id) return {};
+    Step step(*this, key);
+    return text(*id);
+  }
+
+  SnapshotReader& reader_;
+  const Pickle& pickle_;
+  std::vector<std::variant<std::string_view, size_t>> path_;
+};
+
+SnapshotReader::SnapshotReader(const Pickle& pickle)
+    : pickle_(pickle), budget_(4 * pickle.total_items() + pickle.size() + 4096) {}
+
+namespace {
+
+using Walk = SnapshotReader::Walk;
+
+SnapshotBlock read_block(Walk& walk, Id id, uint64_t address, bool& legacy) {
+  Walk::Dict dict(walk, id);
+  SnapshotBlock block;
+  block.address = address;
+  block.size = walk.count_field(dict, schema::kSize);
+  std::string_view state = walk.field(dict, schema::kState, [&](Id v) { return walk.text(v); });
+  std::optional<BlockState> known = schema::named<BlockState>(schema::kBlockStates, state);
+  if (!known) {
+    Walk::Step step(walk, schema::kState);
+    walk.fail(fmt::format("is '{}', not a block state", state));
+  }
+  block.state = *known;
+  std::optional<Id> requested = walk.optional(dict, schema::kRequestedSize);
+  block.requested = requested ? walk.count_field(dict, schema::kRequestedSize) : block.size;
+  block.user_metadata = walk.text_field(dict, schema::kUserMetadata);
+  if (dict.find(schema::kFrames)) {
+    block.frames = walk.frames_field(dict, schema::kFrames);
+    return block;
+  }
+  // The legacy form: the allocations of the block, the first one with the stack and size _memory_viz.py
+  // counts for it.
+  std::optional<Id> history = walk.optional(dict, schema::kHistory);
+  if (!history) return block;
+  legacy = true;
+  Walk::Step step(walk, schema::kHistory);
+  std::span<const Id> entries = walk.list(*history);
+  if (entries.empty()) return block;
+  Walk::Step first(walk, size_t{0});
+  Walk::Dict entry(walk, entries[0]);
+  block.requested = walk.count_field(entry, schema::kRealSize);
+  block.frames = walk.frames_field(entry, schema::kFrames);
+  return block;
+}
+
+SnapshotSegment read_segment(Walk& walk, Id id, bool& legacy) {
+  Walk::Dict dict(walk, id);
+  SnapshotSegment segment;
+  int64_t device = walk.field(dict, schema::kDevice, [&](Id v) { return walk.integer(v); });
+  if (device < 0 || device >= INT32_MAX) {
+    Walk::Step step(walk, schema::kDevice);
+    walk.fail(fmt::format("is {}, not a device", device));
+  }
+  segment.device = static_cast<int32_t>(device);
+  segment.address = walk.count_field(dict, schema::kAddress);
+  segment.total_size = walk.count_field(dict, schema::kTotalSize);
+  if (walk.optional(dict, schema::kStream))
+    segment.stream = static_cast<uint64_t>(walk.field(dict, schema::kStream, [&](Id v) { return walk.integer(v); }));
+  if (walk.optional(dict, schema::kSegmentType)) segment.large_pool = walk.text_field(dict, schema::kSegmentType) == schema::kLargePool;
+  if (walk.optional(dict, schema::kIsExpandable))
+    segment.expandable = walk.field(dict, schema::kIsExpandable, [&](Id v) { return walk.boolean(v); });
+  segment.frames = walk.frames_field(dict, schema::kFrames);
+  Walk::Step step(walk, schema::kBlocks);
+  std::span<const Id> blocks = walk.list(dict.at(schema::kBlocks));
+  uint64_t address = segment.address;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    Walk::Step item(walk, i);
+    SnapshotBlock block = read_block(walk, blocks[i], address, legacy);
+    address += block.size;
+    segment.blocks.push_back(block);
+  }
+  return segment;
+}
+
+SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& known) {
+  Walk::Dict dict(walk, id);
+  SnapshotEntry entry;
+  std::string_view action = walk.field(dict, schema::kAction, [&](Id v) { return walk.text(v); });
+  std::optional<Action> named = schema::named<Action>(schema::kActions, action);
+  known = named.has_value();
+  if (!known) {
+    ++unknown_actions;
+    return entry;
+  }
+  entry.action = *named;
+  if (entry.action == Action::Oom) {
+    // The free bytes are in "device_free" (older versions put them in "addr").
+    entry.device_free = walk.count_field(dict, dict.find(schema::kDeviceFree) ? schema::kDeviceFree : schema::kAddr);
+  } else if (entry.action != Action::Snapshot) {
+    entry.address = walk.count_field(dict, schema::kAddr);
+  }
+  if (dict.find(schema::kSize)) entry.size = walk.count_field(dict, schema::kSize);
+  if (walk.optional(dict, schema::kStream))
+    entry.stream = static_cast<uint64_t>(walk.field(dict, schema::kStream, [&](Id v) { return walk.integer(v); }));
+  if (walk.optional(dict, schema::kTimeUs)) entry.time_us = walk.count_field(dict, schema::kTimeUs);
+  entry.frames = walk.frames_field(dict, schema::kFrames);
+  entry.user_metadata = walk.text_field(dict, schema::kUserMetadata);
+  return entry;
+}
+
+}  // namespace
+
+Snapshot SnapshotReader::read() {
+  Walk walk(*this);
+  Snapshot snapshot;
+  Id root = pickle_.root();
+  std::optional<Id> segments = root;
+  std::optional<Id> traces;
+  if (pickle_[root].kind == PickleKind::Dict) {
+    Walk::Dict dict(walk, root);
+    segments = dict.at(schema::kSegments);
+    traces = walk.optional(dict, schema::kDeviceTraces);
+    // Only advice depends on the settings: a snapshot whose settings have another form is still read.
+    if (std::optional<Id> settings = dict.find(schema::kAllocatorSettings);
+        settings && pickle_[*settings].kind == PickleKind::Dict) {
+      std::optional<Id> expandable = Walk::Dict(walk, *settings).find(schema::kExpandableSegments);
+      if (expandable && pickle_[*expandable].kind == PickleKind::Bool)
+        snapshot.expandable_segments = pickle_[*expandable].payload != 0;
+    }
+  } else if (pickle_[root].kind == PickleKind::List) {
+    snapshot.legacy = true;
+  } else {
+    walk.fail(fmt::format("it is a {}, not a dict of segments and traces", pickle_kind_name(pickle_[root].kind)));
+  }
+  {
+    Walk::Step step(walk, schema::kSegments);
+    std::span<const Id> items = walk.list(*segments);
+    for (size_t i = 0; i < items.size(); ++i) {
+      Walk::Step item(walk, i);
+      snapshot.segments.push_back(read_segment(walk, items[i], snapshot.legacy));
+    }
+  }
+  if (!traces) return snapshot;
+  Walk::Step step(walk, schema::kDeviceTraces);
+  std::span<const Id> devices = walk.list(*traces);
+  for (size_t device = 0; device < devices.size(); ++device) {
+    Walk::Step item(walk, device);
+    std::vector<SnapshotEntry>& entries = snapshot.device_traces.emplace_back();
+    std::span<const Id> items = walk.list(devices[device]);
+    for (size_t i = 0; i < items.size(); ++i) {
+      Walk::Step entry(walk, i);
+      bool known = false;
+      SnapshotEntry read = read_entry(walk, items[i], snapshot.unknown_actions, known);
+      if (known) entries.push_back(read);
+    }
+  }
+  return snapshot;
+}
+
+std::vector<SnapshotFrame> SnapshotReader::frames(FramesId id) {
+  Walk walk(*this);
+  Walk::Step step(walk, schema::kFrames);
+  std::vector<SnapshotFrame> out;
+  std::span<const Id> items = walk.list(id);
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto [read, added] = frames_read_.try_emplace(items[i]);
+    if (added) {
+      Walk::Step item(walk, i);
+      Walk::Dict frame(walk, items[i]);
+      SnapshotFrame& f = read->second;
+      f.filename = walk.text_field(frame, schema::kFilename);
+      f.name = walk.text_field(frame, schema::kName);
+      if (walk.optional(frame, schema::kLine)) {
+        int64_t line = walk.field(frame, schema::kLine, [&](Id v) { return walk.integer(v); });
+        f.line = line > 0 ? static_cast<uint64_t>(line) : 0;
+      }
+    }
+    out.push_back(read->second);
+  }
+  return out;
+}
+
+}  // namespace gpumemtrace::pytorch

@@ -1,0 +1,100 @@
+// A PyTorch memory snapshot, read from its pickle (snapshot_schema.h): the segments and blocks at the
+// moment it was taken, and each device's trace of the last events before it. Checked as it is read: a
+// pickle of plain data that is not a snapshot is refused with where it differs ("segments[3].blocks[0] has
+// no 'size'"). Frames stay in the pickle until asked for (frames()): snapshots share them heavily.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/pytorch/pickle_reader.h"
+#include "analyzer/pytorch/snapshot_schema.h"
+
+namespace gpumemtrace::pytorch {
+
+// Why a pickle is not a snapshot.
+class SnapshotError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A list of frames in the pickle (its value id), innermost first; kNoFrames: none recorded.
+using FramesId = Pickle::Id;
+inline constexpr FramesId kNoFrames = UINT32_MAX;
+
+struct SnapshotFrame {
+  std::string_view filename;  // a Python file, a C++ source file, "??" or "" when unknown
+  std::string_view name;      // the function
+  uint64_t line = 0;          // 0: unknown
+};
+
+struct SnapshotBlock {
+  uint64_t address = 0;    // the segment's address plus the sizes of the blocks before it (as the viewers place it)
+  uint64_t size = 0;       // the bytes the block holds (rounded, or a split's remainder)
+  uint64_t requested = 0;  // the bytes asked for: requested_size; legacy: history[0].real_size (as _memory_viz.py)
+  schema::BlockState state{};
+  FramesId frames = kNoFrames;
+  std::string_view user_metadata;  // _set_memory_metadata(), when the snapshot has it
+};
+
+struct SnapshotSegment {
+  int32_t device = 0;
+  uint64_t address = 0;
+  uint64_t total_size = 0;
+  uint64_t stream = 0;
+  bool large_pool = true;  // segment_type "large" (blocks over 1 MiB), else "small"
+  bool expandable = false;
+  FramesId frames = kNoFrames;  // the stack that made the segment, when recorded
+  std::vector<SnapshotBlock> blocks;
+};
+
+struct SnapshotEntry {
+  schema::Action action{};
+  uint64_t address = 0;      // "addr"; 0 for oom and snapshot
+  uint64_t size = 0;         // requested bytes for alloc and free_*, the segment's bytes for segment_*
+  uint64_t device_free = 0;  // oom: the free bytes CUDA reported
+  uint64_t stream = 0;
+  std::optional<uint64_t> time_us;  // wall clock, µs since the epoch, when recorded
+  FramesId frames = kNoFrames;
+  std::string_view user_metadata;
+
+  // The same event, as two snapshots of one process's ring buffer have it (their frames are in different
+  // pickles and are not compared).
+  bool same_event(const SnapshotEntry& other) const {
+    return action == other.action && address == other.address && size == other.size &&
+           device_free == other.device_free && stream == other.stream && time_us == other.time_us &&
+           user_metadata == other.user_metadata;
+  }
+};
+
+struct Snapshot {
+  bool legacy = false;  // a bare list of segments, or blocks with "history" instead of "frames"
+  std::vector<SnapshotSegment> segments;
+  std::vector<std::vector<SnapshotEntry>> device_traces;  // by device
+  uint64_t unknown_actions = 0;                           // entries of an action this reader does not know (skipped)
+  std::optional<bool> expandable_segments;                // allocator_settings, when the snapshot has them
+};
+
+class SnapshotReader {
+ public:
+  // `pickle` must outlive the reader. Throws SnapshotError.
+  explicit SnapshotReader(const Pickle& pickle);
+
+  Snapshot read();
+  // The frames of a list the snapshot refers to. Throws SnapshotError when they are not frames.
+  std::vector<SnapshotFrame> frames(FramesId id);
+
+  class Walk;  // the walk over the pickle's values (snapshot.cpp)
+
+ private:
+  const Pickle& pickle_;
+  uint64_t budget_;  // values and dict entries the reading may still visit (a pickle may share one list many times)
+  std::unordered_map<Pickle::Id, SnapshotFrame> frames_read_;  // snapshots share each frame among many stacks
+  friend class Walk;
+};
+
+}  // namespace gpumemtrace::pytorch

@@ -1,0 +1,51 @@
+# The analyzer's layering (docs/architecture.md, "Folders"): a folder includes only folders below it. Run with
+# cmake -DSOURCE_DIR=<repository> -P layering_check.cmake; fails with every include that points up.
+#
+# From the bottom: the PyTorch snapshot format, the importers, the replay model, the symbolizer, the passes
+# over a trace, the report models, their renderers, the CI outputs, the exports of a trace, the --format table,
+# the command. A subfolder not listed belongs to its folder (sources/pytorch is an importer).
+set(layers pytorch sources replay symbolize analysis report render render/budget export format cli)
+
+function(layer_of path out)
+  set(found -1)
+  set(index 0)
+  foreach(layer ${layers})
+    string(LENGTH "${layer}/" length)
+    string(SUBSTRING "${path}/" 0 ${length} head)
+    if(head STREQUAL "${layer}/")
+      set(found ${index})  # the longest match wins: render/budget over render
+    endif()
+    math(EXPR index "${index} + 1")
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}/analyzer ${SOURCE_DIR}/analyzer/*.h ${SOURCE_DIR}/analyzer/*.cpp)
+set(violations "")
+set(checked 0)
+foreach(source ${sources})
+  if(source MATCHES "^html/")
+    continue()
+  endif()
+  get_filename_component(folder ${source} DIRECTORY)
+  layer_of(${folder} from)
+  if(from EQUAL -1)
+    string(APPEND violations "\n  analyzer/${source}: in no layer (add its folder to layering_check.cmake)")
+    continue()
+  endif()
+  file(STRINGS ${SOURCE_DIR}/analyzer/${source} includes REGEX "^#include \"analyzer/")
+  foreach(line ${includes})
+    string(REGEX REPLACE "^#include \"analyzer/(.*)/[^/]*\".*" "\\1" target "${line}")
+    layer_of(${target} to)
+    math(EXPR checked "${checked} + 1")
+    if(to GREATER from)
+      list(GET layers ${from} from_name)
+      list(GET layers ${to} to_name)
+      string(APPEND violations "\n  analyzer/${source} (${from_name}) includes ${target} (${to_name}), a layer above it")
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "includes against the analyzer's layering:${violations}")
+endif()
+message(STATUS "analyzer layering: ${checked} includes, none against the layering")
