@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: build the tool, run the bundled training-loop example under the tracer (on the real GPU
-# when there is one, else on the simulated device) and print what its trace says.
+# The main job: build the tool, run the bundled training-loop examples under the tracer (on the real GPU
+# when there is one, else on the simulated device) and print what their traces say: the C++ loop, its Python
+# twin and, when PyTorch is in the project's venv, examples/pytorch/train.py with its bugs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${GPUMEMTRACE_BUILD_DIR:-$root/build}"
@@ -86,4 +87,48 @@ if command -v python3 >/dev/null; then
   "$gpumemtrace" summary "$out/train_loop_py.trace"
 else
   echo "demo: no python3 here: skipping the Python example"
+fi
+
+echo
+# PyTorch's own caching allocator under the tracer, when setup installed PyTorch into the project's venv.
+venv="${GPUMEMTRACE_VENV:-$root/.venv}"
+torch_python="$venv/bin/python"
+if [ -x "$torch_python" ] && "$torch_python" -c 'import torch' 2>/dev/null; then
+  train="$root/examples/pytorch/train.py"
+  # 1 GiB makes --fragment run out of memory on the simulated device; a real GPU is what it is.
+  torch_device=(--sim --sim-memory 1GiB)
+  [ ${#device[@]} -eq 0 ] && torch_device=()
+  torch_run() {  # torch_run NAME FLAGS...: train.py FLAGS under the tracer, the tool's module on the path (phases)
+    local name=$1
+    shift
+    echo "demo: gpumemtrace run -o $out/$name.trace ${torch_device[*]} -- python examples/pytorch/train.py $*"
+    PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" \
+      "$gpumemtrace" run -o "$out/$name.trace" "${torch_device[@]}" -- "$torch_python" -W ignore "$train" "$@" | tail -n 1
+  }
+  echo "demo: a PyTorch training loop (examples/pytorch/train.py) whose total_loss += loss keeps every step's graph:"
+  echo "demo: the report names the Python line that allocated what grows"
+  torch_run torch_accumulate --accumulate
+  echo
+  "$gpumemtrace" summary --top 3 "$out/torch_accumulate.trace"
+  echo
+  "$gpumemtrace" growth "$out/torch_accumulate.trace"
+
+  echo
+  echo "demo: the loop with sequences 8 positions longer every step and a slice of each step's output kept:"
+  echo "demo: PyTorch's cache fragments until it runs out of memory with half of what it reserved free"
+  if torch_run torch_fragment --fragment && [ ${#torch_device[@]} -gt 0 ]; then
+    echo "demo: expected the fragmenting loop to run out of memory, but it did not" >&2
+    exit 1
+  fi
+  echo
+  # PyTorch frees its idle segments after a failed cudaMalloc and tries again: the last failure is the one it raised.
+  "$gpumemtrace" oom --top 3 "$out/torch_fragment.trace" |
+    awk '/^out of memory #/ { last = ""; count++ } count == 0 { print; next } { last = last $0 "\n" }
+         END { if (count > 1) printf "(the last of %d failed cudaMalloc calls; PyTorch retried after the others)\n", count
+               printf "%s", last }'
+  echo
+  echo "demo: the same with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+  torch_run torch_fragment_expandable --fragment --expandable
+else
+  echo "demo: no PyTorch in $venv (scripts/setup_pytorch.sh installs it): skipping the PyTorch example"
 fi

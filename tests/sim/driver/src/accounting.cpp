@@ -210,13 +210,13 @@ bool lookup_pointer(uintptr_t p, PointerInfo* info, bool include_arrays) {
 bool device_range_ok(uintptr_t p, size_t n) {
   PointerInfo info;
   if (!lookup_pointer(p, &info, true)) return false;
-  return n <= info.base + info.size - p;
+  return info.vmm ? vmm_range_mapped(p, n) : n <= info.base + info.size - p;
 }
 
 bool unified_range_ok(uintptr_t p, size_t n) {
   if (p == 0 || n > UINTPTR_MAX - p) return false;
   PointerInfo info;
-  if (lookup_pointer(p, &info)) return n <= info.base + info.size - p;
+  if (lookup_pointer(p, &info)) return info.vmm ? vmm_range_mapped(p, n) : n <= info.base + info.size - p;
   // Not CUDA memory: plain host memory, unless it falls in address space the simulator manages.
   return !device_of_arena(p) && !lookup_vmm_reservation(p);
 }

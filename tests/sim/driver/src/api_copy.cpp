@@ -1,6 +1,7 @@
 // Copies and fills. Device memory is host memory at the same address, so a copy is a memmove once both ranges are
-// known to be valid: a device range must lie inside one live CUDA allocation (CUDA_ERROR_INVALID_VALUE otherwise);
-// the unified cuMemcpy also accepts plain host memory. Async variants complete before returning.
+// known to be valid: a device range must lie inside one live CUDA allocation or adjacent VMM mappings
+// (CUDA_ERROR_INVALID_VALUE otherwise); the unified cuMemcpy also accepts plain host memory. Async variants
+// complete before returning.
 #include <cstring>
 
 #include "state.h"

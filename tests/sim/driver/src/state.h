@@ -251,7 +251,8 @@ struct PointerInfo {
   void* host_pointer = nullptr;
 };
 bool lookup_pointer(uintptr_t p, PointerInfo* info, bool include_arrays = false);
-// A range of memory that device operations may touch: [p, p+n) lies in one CUDA allocation (arrays included).
+// A range of memory that device operations may touch: [p, p+n) lies in one CUDA allocation (arrays included), or
+// in adjacent VMM mappings.
 bool device_range_ok(uintptr_t p, size_t n);
 // A range that cuMemcpy (unified addressing) may touch: a CUDA allocation, or plain host memory.
 bool unified_range_ok(uintptr_t p, size_t n);
@@ -265,6 +266,9 @@ bool lookup_host(uintptr_t p, PointerInfo* info);
 // VMM: a mapped address, and any address inside a cuMemAddressReserve range.
 bool lookup_vmm(uintptr_t p, PointerInfo* info);
 bool lookup_vmm_reservation(uintptr_t p);
+// [p, p+n) lies in VMM mappings that follow one another without a gap (PyTorch's expandable segments copy across
+// the pages of a segment).
+bool vmm_range_mapped(uintptr_t p, size_t n);
 
 // Entry-point prologues.
 #define SIM_REQUIRE_INIT()                                          \

@@ -132,6 +132,18 @@ bool lookup_vmm(uintptr_t p, PointerInfo* info) {
   return true;
 }
 
+bool vmm_range_mapped(uintptr_t p, size_t n) {
+  Vmm& v = vmm();
+  std::lock_guard lock(v.mu);
+  auto it = containing(v.mappings, p);
+  if (it == v.mappings.end()) return false;
+  // Mappings that follow one another without a gap are one range of address space for a copy.
+  for (uintptr_t end = it->first + it->second.size; n > end - p; end = it->first + it->second.size) {
+    if (++it == v.mappings.end() || it->first != end) return false;
+  }
+  return true;
+}
+
 bool lookup_vmm_reservation(uintptr_t p) {
   Vmm& v = vmm();
   std::lock_guard lock(v.mu);

@@ -78,6 +78,12 @@ TEST_F(VmmTest, PhysicalMemoryCountsFromCreateUntilReleasedAndUnmapped) {
   char out[sizeof text] = {};
   ASSERT_CU(cuMemcpyDtoH(out, va + 4 * MiB + 100, sizeof text));
   EXPECT_STREQ(out, text);
+  // The two mappings follow one another: a copy may cross from one to the other (PyTorch's expandable segments
+  // copy across their pages), not past the last.
+  ASSERT_CU(cuMemcpyHtoD(va + 4 * MiB - 4, text, sizeof text));
+  ASSERT_CU(cuMemcpyDtoH(out, va + 4 * MiB - 4, sizeof text));
+  EXPECT_STREQ(out, text);
+  EXPECT_EQ(cuMemcpyDtoH(out, va + 8 * MiB - 4, sizeof text), CUDA_ERROR_INVALID_VALUE);
   ASSERT_CU(cuMemsetD32(va + 1 * MiB, 0x01020304, 1024));
   EXPECT_EQ(*reinterpret_cast<uint32_t*>(va + 5 * MiB), 0x01020304u);
 
