@@ -25,10 +25,10 @@ std::string size_text(size_t bytes) {
 
 MappedFileSink::~MappedFileSink() { close(); }
 
-bool MappedFileSink::open(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    error_ = "cannot create " + path + ": " + std::strerror(errno);
+bool MappedFileSink::open(const std::string& path, std::span<const uint8_t> first_bytes) {
+  error_.clear();
+  if (!file_.create(path, first_bytes)) {
+    error_ = file_.error();
     return false;
   }
   void* base = MAP_FAILED;
@@ -39,8 +39,7 @@ bool MappedFileSink::open(const std::string& path) {
   }
   if (base == MAP_FAILED) {
     error_ = std::string("cannot reserve address space for the trace: ") + std::strerror(errno);
-    ::close(fd_);
-    fd_ = -1;
+    file_.close();
     return false;
   }
   base_ = static_cast<uint8_t*>(base);
@@ -50,6 +49,14 @@ bool MappedFileSink::open(const std::string& path) {
     return false;
   }
   return true;
+}
+
+bool MappedFileSink::publish() {
+  if (!base_) return false;
+  if (file_.name()) return true;
+  error_ = file_.error();
+  abandon();
+  return false;
 }
 
 bool MappedFileSink::grow(size_t bytes) {
@@ -70,13 +77,13 @@ bool MappedFileSink::grow(size_t bytes) {
     error_ = "the process's file size limit (RLIMIT_FSIZE) is " + std::to_string(file_size.rlim_cur) + " bytes";
     return false;
   }
-  int rc = posix_fallocate(fd_, static_cast<off_t>(capacity_), static_cast<off_t>(new_capacity - capacity_));
+  int rc = posix_fallocate(file_.fd(), static_cast<off_t>(capacity_), static_cast<off_t>(new_capacity - capacity_));
   if (rc != 0) {
     error_ = std::string("cannot extend the trace file: ") + std::strerror(rc);
     return false;
   }
   void* mapped = mmap(base_ + capacity_, new_capacity - capacity_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                      fd_, static_cast<off_t>(capacity_));
+                      file_.fd(), static_cast<off_t>(capacity_));
   if (mapped == MAP_FAILED) {
     error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
     return false;
@@ -108,7 +115,7 @@ void MappedFileSink::sync() {
 
 void MappedFileSink::close() {
   if (!base_) return;
-  if (ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+  if (ftruncate(file_.fd(), static_cast<off_t>(size_)) != 0) {
     // The tail stays zero-filled; readers treat zeros as the end of the data.
   }
   abandon();
@@ -116,9 +123,8 @@ void MappedFileSink::close() {
 
 void MappedFileSink::abandon() {
   if (base_) munmap(base_, reserved_);
-  if (fd_ >= 0) ::close(fd_);
+  file_.close();
   base_ = nullptr;
-  fd_ = -1;
   reserved_ = capacity_ = size_ = released_ = 0;
   failed_ = false;
 }
