@@ -53,10 +53,21 @@ bool MappedFileSink::open(const std::string& path, std::span<const uint8_t> firs
 
 bool MappedFileSink::publish() {
   if (!base_) return false;
-  if (file_.name()) return true;
-  error_ = file_.error();
-  abandon();
-  return false;
+  int before = file_.fd();
+  if (!file_.name()) {
+    error_ = file_.error();
+    abandon();
+    return false;
+  }
+  // The file opened by its name: mapped again from it, over the same pages (the same file), so that
+  // /proc/PID/maps shows the trace's name rather than the unnamed file's "(deleted)".
+  if (file_.fd() != before && capacity_ > 0 &&
+      mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, file_.fd(), 0) == MAP_FAILED) {
+    error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
+    abandon();
+    return false;
+  }
+  return true;
 }
 
 bool MappedFileSink::grow(size_t bytes) {

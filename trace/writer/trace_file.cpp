@@ -110,12 +110,22 @@ bool TraceFile::name() {
   if (named_) return true;
   if (!place()) return false;
   named_ = true;
+  int by_name = ::open(path_.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  struct stat opened {}, linked {};
+  if (by_name >= 0 && fstat(by_name, &opened) == 0 && fstat(fd_, &linked) == 0 && same_file(opened, linked)) {
+    lock_fd_ = fd_;  // kept open: its open file description holds the lock
+    fd_ = by_name;
+  } else if (by_name >= 0) {
+    ::close(by_name);
+  }
   return true;
 }
 
 void TraceFile::close() {
-  if (fd_ >= 0) ::close(fd_);  // and with it the lock
-  fd_ = -1;
+  for (int* fd : {&fd_, &lock_fd_}) {
+    if (*fd >= 0) ::close(*fd);  // and with the last, the lock
+    *fd = -1;
+  }
 }
 
 int TraceFile::make_at(const std::string& candidate) {

@@ -33,7 +33,10 @@ class TraceFile {
   // Creates the file for a trace asked to go to `path`, locked, with `first_bytes` written at its start.
   // False: error() says why.
   bool create(const std::string& path, std::span<const uint8_t> first_bytes);
-  // Gives the file its name (nothing to do when it was named at creation). False: error() says why.
+  // Gives the file its name (nothing to do when it was named at creation). False: error() says why. An
+  // unnamed file is opened again by its name: fd() changes, and a mapping of the old one should be made
+  // again from the new (/proc/PID/maps names a mapping by the file it was made from, and `gpumemtrace
+  // snapshot` finds a process's trace there).
   bool name();
   void close();
 
@@ -50,6 +53,7 @@ class TraceFile {
   bool place();
 
   int fd_ = -1;
+  int lock_fd_ = -1;  // the unnamed file's own descriptor, which holds the lock, once fd_ is opened by name
   bool named_ = false;
   std::string asked_;  // the path asked for
   std::string path_;
