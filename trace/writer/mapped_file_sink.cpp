@@ -18,6 +18,14 @@ constexpr size_t kGrowStep = size_t{8} << 20;
 constexpr size_t kLargestReservation = size_t{1} << 40;
 constexpr size_t kSmallestReservation = size_t{256} << 20;
 
+// Faults mapped pages in now, in one call, rather than one by one while records are written under the
+// recorder's lock (older kernels refuse the advice; the pages then fault in as they are written).
+void populate([[maybe_unused]] void* start, [[maybe_unused]] size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  madvise(start, bytes, MADV_POPULATE_WRITE);
+#endif
+}
+
 std::string size_text(size_t bytes) {
   return bytes >= (size_t{1} << 30) ? std::to_string(bytes >> 30) + " GiB" : std::to_string(bytes >> 20) + " MiB";
 }
@@ -67,6 +75,7 @@ bool MappedFileSink::publish() {
     abandon();
     return false;
   }
+  if (file_.fd() != before) populate(base_ + released_, capacity_ - released_);
   return true;
 }
 
@@ -99,11 +108,7 @@ bool MappedFileSink::grow(size_t bytes) {
     error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
     return false;
   }
-#ifdef MADV_POPULATE_WRITE
-  // Fault the new pages in now, in one call, rather than one by one while records are written under the
-  // recorder's lock (older kernels refuse the advice; the pages then fault in as they are written).
-  madvise(mapped, new_capacity - capacity_, MADV_POPULATE_WRITE);
-#endif
+  populate(mapped, new_capacity - capacity_);
   capacity_ = new_capacity;
   failed_ = false;
   release_written();
