@@ -74,6 +74,27 @@ TEST(SharedTracePath, ForkedChildGivenTheSameOutputGetsATraceOfItsOwn) {
   EXPECT_NE(summary.out.find(child), std::string::npos) << summary.out;
 }
 
+// Without /proc (a mount namespace where it is unmounted) the unnamed file cannot be linked later: the trace
+// is named at once (trace_file.h), and a forked child given the same path still gets a trace of its own.
+TEST(SharedTracePath, WithoutProcTheTraceIsNamedAtOnceAndTheChildStillGetsItsOwn) {
+  if (run_process({"unshare", "-m", "sh", "-c", "umount -l /proc"}).exit_code != 0)
+    GTEST_SKIP() << "no private mount namespace here";
+  std::string dir = make_temp_dir(), fixed = dir + "/fixed.trace";
+  std::string script = "umount -l /proc && LD_PRELOAD=\"$1\" exec \"$2\" fork " + std::to_string(kPairs);
+  ProcessResult traced = run_process({"unshare", "-m", "sh", "-c", script, "sh", tracer_preload(), program()},
+                                     sim_env({{"GPUMEMTRACE_OUTPUT", fixed},
+                                              {"GPUMEMTRACE_OUTPUT_ROOT", std::nullopt},
+                                              {"GPUMEMTRACE_ROOT_PID", std::nullopt}}));
+  ASSERT_EQ(traced.term_signal, 0) << traced.err;
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  ASSERT_TRUE(traced.out.starts_with("child ")) << traced.out;
+  std::string child = traced.out.substr(6, traced.out.find(':') - 6);
+  EXPECT_EQ(traced.err, "gpumemtrace[" + child + "]: " + fixed + " is being written by another process: this trace goes to " +
+                            fixed + "." + child + "\n");
+  EXPECT_EQ(alloc_sizes(read_trace(fixed)), sizes_from(2000, kPairs));
+  EXPECT_EQ(alloc_sizes(read_trace(fixed + "." + child)), sizes_from(1000, kPairs));
+}
+
 // A `gpumemtrace run` started in the background, its stdout and stderr in files.
 struct Background {
   pid_t pid = -1;
