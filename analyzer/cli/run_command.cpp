@@ -4,6 +4,7 @@
 // GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, and GPUMEMTRACE_CUPTI with --cupti.
 #include <fmt/core.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "analyzer/cli/tracer_layout.h"
 #include "common/output_pattern.h"
 #include "common/size_units.h"
+#include "trace/reader/reader.h"
 
 namespace gpumemtrace::cli {
 
@@ -31,7 +33,9 @@ constexpr std::string_view kHelp =
     "process's trace, named after it with their pid appended, unless GPUMEMTRACE_OUTPUT gives another\n"
     "pattern. In -o FILE and GPUMEMTRACE_OUTPUT, %p is the pid, %h the host name, %r the rank (RANK,\n"
     "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID; 0 when none is set) and %% a percent sign:\n"
-    "`srun gpumemtrace run -o 'mem-%r.trace' -- python train.py` writes one trace per rank.\n"
+    "`srun gpumemtrace run -o 'mem-%r.trace' -- python train.py` writes one trace per rank. A trace never\n"
+    "goes over a file another live process is writing, nor through a symbolic link: it then goes to FILE.PID\n"
+    "(one line on stderr says so), and this command prints where it went.\n"
     "Everything from CMD on is CMD's own, options included.\n"
     "\n"
     "--cupti adds NVIDIA's CUPTI to the preloaded hooks: memory-pool sizes and release thresholds, and\n"
@@ -105,16 +109,39 @@ std::optional<fs::file_time_type> modification_time(const fs::path& path) {
   return error ? std::nullopt : std::optional(time);
 }
 
-// `before` is the file's modification time before the run, so a stale file is not taken for the new trace.
-void report_trace(const fs::path& trace, std::optional<fs::file_time_type> before, bool inject) {
+uint64_t wall_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// The trace process `pid` wrote, asked to go to `root`. The tracer puts it elsewhere when `root` is taken (a
+// live process writes it: common/output_pattern.h), so the one of those names whose Process record is of
+// that pid, begun since `since_ns`, is it. Else `root` if it changed during the run (`before`: its time
+// before, so a stale file is not taken for the new trace).
+std::optional<fs::path> written_trace(const fs::path& root, pid_t pid, uint64_t since_ns,
+                                      std::optional<fs::file_time_type> before) {
+  for (const std::string& candidate : trace_path_choices(root.string(), pid)) {
+    try {
+      trace::Reader reader(candidate);
+      const trace::Record* first = reader.next();
+      const auto* process = first ? std::get_if<trace::Process>(first) : nullptr;
+      if (process && process->pid == static_cast<uint64_t>(pid) && process->start_wall_ns >= since_ns) return candidate;
+    } catch (const trace::OpenError&) {
+    }
+  }
+  std::optional<fs::file_time_type> after = modification_time(root);
+  return after && after != before ? std::optional(root) : std::nullopt;
+}
+
+void report_trace(const std::optional<fs::path>& trace, bool inject) {
   std::error_code error;
-  uintmax_t size = fs::file_size(trace, error);
-  if ((error || modification_time(trace) == before) && inject)
+  if (!trace && inject)
     fmt::print(stderr, "gpumemtrace: no trace was written: no CUDA driver loaded the tracer (--inject needs one)\n");
-  else if (error || modification_time(trace) == before)
+  else if (!trace)
     fmt::print(stderr, "gpumemtrace: no trace was written (see warnings above)\n");
   else
-    fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", trace.string(), format_size(size));
+    fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", trace->string(), format_size(fs::file_size(*trace, error)));
 }
 
 int run_main(std::span<const std::string> args) {
@@ -145,7 +172,8 @@ int run_main(std::span<const std::string> args) {
     return options->output ? fs::path(expand_output_pattern(options->output->string(), pid))
                            : cwd / fmt::format("gpumemtrace-{}.trace", pid);
   };
-  // A pattern with %p names a new file; without it, a file already there must not pass for the new trace.
+  // A file already at the trace's path must not pass for the new trace. A pattern with %p names a new file.
+  uint64_t started_ns = wall_ns();
   bool names_pid = options->output && options->output->string().find("%p") != std::string::npos;
   std::optional<fs::file_time_type> before =
       options->output && !names_pid ? modification_time(root_trace(0)) : std::nullopt;
@@ -181,7 +209,7 @@ int run_main(std::span<const std::string> args) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", options->command[0], std::strerror(child.start_error));
     return child.start_error == ENOENT ? 127 : 126;
   }
-  report_trace(root_trace(child.pid), before, options->inject);
+  report_trace(written_trace(root_trace(child.pid), child.pid, started_ns, before), options->inject);
   return child.exit_code;
 }
 

@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,8 +13,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -32,9 +36,10 @@ constexpr std::string_view kHelp =
     "Asks process PID for a snapshot of PyTorch's caching allocator: sends it SIGUSR1, waits until the\n"
     "snapshot is written beside its trace (TRACE.torch-usr1-N.pickle, the format of PyTorch's\n"
     "torch.cuda.memory._dump_snapshot) and prints its path. The process must be traced by gpumemtrace with its\n"
-    "PyTorch hook on: its trace says so, and that the hook took SIGUSR1. Otherwise nothing is sent, because\n"
-    "SIGUSR1 would end the process. Python runs signal handlers on its main thread, between two bytecodes:\n"
-    "a main thread busy in native code answers when it comes back.\n";
+    "PyTorch hook on: its trace says so, and that the hook took SIGUSR1; and the trace must be that process's\n"
+    "own (its pid, begun after the process started: a process id given again is not signalled). Otherwise\n"
+    "nothing is sent, because SIGUSR1 would end the process. Python runs signal handlers on its main thread,\n"
+    "between two bytecodes: a main thread busy in native code answers when it comes back.\n";
 
 constexpr std::string_view kExitStatus =
     "Exit status: 0 when the snapshot was written (with --wait 0: asked for), 1 for a bad command line, 2 when\n"
@@ -81,11 +86,91 @@ std::optional<TracedProcess> read_maps(long pid, int& error) {
   return process;
 }
 
-// The trace's TorchHook record: the hook is on (read until it is found; it comes early in a trace).
-std::optional<trace::TorchHook> hook_of(const std::string& path) {
+// What the trace says of its process, and its TorchHook record: the hook is on (read until it is found; it
+// comes early in a trace).
+struct TraceOfProcess {
+  uint64_t pid = 0;
+  uint64_t start_wall_ns = 0;
+  std::optional<trace::TorchHook> hook;
+};
+
+TraceOfProcess read_trace_of(const std::string& path) {
   trace::Reader reader(path);
-  while (const trace::Record* record = reader.next())
-    if (const auto* hook = std::get_if<trace::TorchHook>(record)) return *hook;
+  TraceOfProcess out;
+  while (const trace::Record* record = reader.next()) {
+    if (const auto* process = std::get_if<trace::Process>(record)) {
+      out.pid = process->pid;
+      out.start_wall_ns = process->start_wall_ns;
+    } else if (const auto* hook = std::get_if<trace::TorchHook>(record)) {
+      out.hook = *hook;
+      break;
+    }
+  }
+  return out;
+}
+
+uint64_t clock_ns(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// How long ago process `pid` started: /proc/PID/stat's start time (field 22, clock ticks since boot) on the
+// boot clock. nullopt when it cannot be read.
+std::optional<uint64_t> process_age_ns(long pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t name_end = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(name_end + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  if (!fields || field.empty() || field.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  uint64_t started = std::stoull(field) * 1000000000ull / static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
+  uint64_t now = clock_ns(CLOCK_BOOTTIME);
+  return now > started ? now - started : 0;
+}
+
+// The process at PID when the command started, held with a pidfd: a signal can reach only it, never a
+// process that is given its PID after it ends. Where the kernel has no pidfd (before Linux 5.3), kill(2).
+class HeldProcess {
+ public:
+  explicit HeldProcess(long pid) : pid_(pid), fd_(static_cast<int>(syscall(SYS_pidfd_open, pid, 0))) {
+    if (fd_ < 0) error_ = errno;
+  }
+  ~HeldProcess() {
+    if (fd_ >= 0) close(fd_);
+  }
+  HeldProcess(const HeldProcess&) = delete;
+  HeldProcess& operator=(const HeldProcess&) = delete;
+  bool gone() const { return error_ == ESRCH; }
+  // 0, or errno (ESRCH: it has ended).
+  int signal(int number) const {
+    if (fd_ >= 0) return syscall(SYS_pidfd_send_signal, fd_, number, nullptr, 0) == 0 ? 0 : errno;
+    return kill(static_cast<pid_t>(pid_), number) == 0 ? 0 : errno;
+  }
+
+ private:
+  long pid_;
+  int fd_;
+  int error_ = 0;
+};
+
+// The trace that process `pid` maps must be its own: the same pid, begun after the process started. A
+// process given the pid of one that ended may map a file of that name, or the process found may not be the
+// one the trace's user meant. A second of slack covers the clock tick and the two clocks compared.
+std::optional<std::string> not_its_trace(long pid, const std::string& path, const TraceOfProcess& trace) {
+  if (trace.pid != static_cast<uint64_t>(pid))
+    return fmt::format("the trace {} that process {} maps records process {}, not it", path, pid, trace.pid);
+  std::optional<uint64_t> age = process_age_ns(pid);
+  uint64_t wall = clock_ns(CLOCK_REALTIME);
+  uint64_t trace_age = wall > trace.start_wall_ns ? wall - trace.start_wall_ns : 0;
+  if (!age) return fmt::format("the start time of process {} cannot be read", pid);
+  if (trace_age > *age + 1000000000ull)
+    return fmt::format("process {} started {:.0f} s after its trace {} began: it is another process given the "
+                       "same process id",
+                       pid, static_cast<double>(trace_age - *age) / 1e9, path);
   return std::nullopt;
 }
 
@@ -127,6 +212,8 @@ int snapshot_main(std::span<const std::string> args) {
       std::stol(pid_text) == 0)
     throw UsageError("the process id " + pid_text + " is not a number above 0");
   long pid = std::stol(pid_text);
+  HeldProcess held(pid);
+  if (held.gone()) return fail(kExitBadTrace, fmt::format("there is no process {}", pid));
 
   int error = 0;
   std::optional<TracedProcess> process = read_maps(pid, error);
@@ -141,12 +228,15 @@ int snapshot_main(std::span<const std::string> args) {
   if (!process->trace)
     return fail(kExitBadTrace,
                 fmt::format("process {} writes no trace (a child that has made no GPU allocation): nothing sent", pid));
-  std::optional<trace::TorchHook> hook;
+  TraceOfProcess traced;
   try {
-    hook = hook_of(*process->trace);
+    traced = read_trace_of(*process->trace);
   } catch (const trace::OpenError& open_error) {
     return trace_error(*process->trace, open_error.what());
   }
+  if (std::optional<std::string> why = not_its_trace(pid, *process->trace, traced))
+    return fail(kExitBadTrace, *why + ": nothing sent");
+  const std::optional<trace::TorchHook>& hook = traced.hook;
   if (!hook)
     return fail(kExitBadTrace,
                 fmt::format("the PyTorch hook is not on in process {} (its trace {} says nothing of it: torch was not "
@@ -163,8 +253,8 @@ int snapshot_main(std::span<const std::string> args) {
 
   fs::path trace(*process->trace);
   std::map<std::string, ino_t> before = usr1_snapshots(trace);
-  if (kill(static_cast<pid_t>(pid), SIGUSR1) != 0)
-    return fail(kExitSystem, fmt::format("cannot signal process {}: {}", pid, std::strerror(errno)));
+  if (int signal_error = held.signal(SIGUSR1))
+    return fail(kExitSystem, fmt::format("cannot signal process {}: {}", pid, std::strerror(signal_error)));
   std::string pattern = (trace.parent_path() / (trace.filename().string() + ".torch-usr1-N.pickle")).string();
   if (wait_seconds == 0) {
     fmt::print("asked process {} for a PyTorch snapshot: {}\n", pid, pattern);
@@ -179,7 +269,7 @@ int snapshot_main(std::span<const std::string> args) {
         return kExitOk;
       }
     }
-    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+    if (held.signal(0) == ESRCH)
       return fail(kExitSystem, fmt::format("process {} ended before writing the snapshot", pid));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "analyzer/cli/output_file.h"
+
 namespace gpumemtrace::cli {
 
 namespace {
@@ -27,11 +29,9 @@ void write_output_file(const std::string& path, std::string_view bytes) {
     flush_stdout();
     return;
   }
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  bool written = file && std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  int error = errno;
-  if (file && std::fclose(file) != 0 && written) written = false, error = errno;
-  if (!written) throw OutputError("cannot write " + path + ": " + std::strerror(error));
+  OutputFile file(path);
+  file.write(bytes);
+  file.close();
 }
 
 void BufferedStdout::write() {

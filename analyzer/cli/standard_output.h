@@ -19,7 +19,8 @@ class OutputError : public std::runtime_error {
 void write_stdout(std::string_view bytes);
 // Flushes stdout; throws OutputError when it cannot.
 void flush_stdout();
-// Writes the bytes to the file, or to stdout for "-"; throws OutputError when they cannot be written.
+// Writes the bytes to the file (as OutputFile does), or to stdout for "-"; throws OutputError when they cannot
+// be written.
 void write_output_file(const std::string& path, std::string_view bytes);
 
 // Collects output and writes it to stdout in large blocks: a dump can have hundreds of millions of lines.

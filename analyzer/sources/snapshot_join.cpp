@@ -25,19 +25,23 @@ std::vector<LoadedSnapshot> load_snapshots(const std::string& trace_path, std::s
     LoadedSnapshot one;
     one.named = snapshot;
     std::string path = (directory / snapshot.file).string();
-    // The hook names a file beside the trace; a damaged trace might name another (a FIFO would never open).
-    std::error_code error;
+    // The hook names a file beside the trace; a damaged trace might name another, a FIFO or a symbolic link:
+    // neither is opened.
     if (snapshot.file.empty() || snapshot.file.find('/') != std::string::npos) {
       unreadable.push_back(fmt::format("{}: not the name of a file beside the trace", snapshot.file));
       continue;
     }
-    if (!std::filesystem::is_regular_file(path, error)) {
-      unreadable.push_back(fmt::format("{}: {}", path, std::filesystem::exists(path, error) ? "not a regular file"
-                                                                                          : "no such file"));
+    std::error_code error;
+    std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+    if (!std::filesystem::is_regular_file(status)) {
+      unreadable.push_back(fmt::format("{}: {}", path,
+                                       !std::filesystem::exists(status)     ? "no such file"
+                                       : std::filesystem::is_symlink(status) ? "a symbolic link (not followed)"
+                                                                             : "not a regular file"));
       continue;
     }
     try {
-      one.file = std::make_unique<trace::MappedFile>(path);
+      one.file = std::make_unique<trace::MappedFile>(path, trace::MappedFile::Links::NotFollowed);
       one.pickle = std::make_unique<pytorch::Pickle>(one.file->bytes());
       one.reader = std::make_unique<pytorch::SnapshotReader>(*one.pickle);
       one.snapshot = one.reader->read();

@@ -1,7 +1,5 @@
 #include "analyzer/sources/trace_source.h"
 
-#include <fstream>
-
 #include "analyzer/pytorch/pickle_reader.h"
 #include "analyzer/pytorch/snapshot.h"
 #include "trace/reader/mapped_file.h"
@@ -10,10 +8,10 @@ namespace gpumemtrace::sources {
 
 namespace {
 
+// Throws OpenError when the file cannot be read (a FIFO: at once, never blocking).
 bool starts_as_pickle(const std::string& path) {
-  uint8_t start[2] = {};
-  std::ifstream in(path, std::ios::binary);
-  return in.read(reinterpret_cast<char*>(start), sizeof start) && pytorch::looks_like_pickle(start);
+  trace::MappedFile file(path);
+  return file.bytes().size() >= 2 && pytorch::looks_like_pickle(file.bytes().first(2));
 }
 
 // A reader with the bytes it reads.

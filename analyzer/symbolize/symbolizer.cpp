@@ -4,9 +4,14 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "analyzer/symbolize/demangle.h"
 
@@ -88,11 +93,22 @@ Symbolizer::ModuleDebug& Symbolizer::debug(uint32_t index) {
   const replay::ModuleRef& ref = modules_[index];
   if (ref.path.empty() || ref.path.front() != '/') return debug;  // linux-vdso.so.1 and the like: no file
 
+  // The path comes from the trace: opened only if it is a regular file, never blocking (a FIFO would hang
+  // open(2) until a writer came). libdwfl keeps the descriptor of a module it made and closes it.
+  int fd = open(ref.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why = fd < 0 ? std::strerror(errno) : "not a regular file";
+    if (fd >= 0) close(fd);
+    warn_(fmt::format("cannot read {} ({}): its frames are shown as module+offset", ref.path, why));
+    return debug;
+  }
   debug.dwfl = dwfl_begin(&kOfflineCallbacks);
-  Dwfl_Module* module = debug.dwfl ? dwfl_report_elf(debug.dwfl, ref.path.c_str(), ref.path.c_str(), -1, 0, true)
+  Dwfl_Module* module = debug.dwfl ? dwfl_report_elf(debug.dwfl, ref.path.c_str(), ref.path.c_str(), fd, 0, true)
                                    : nullptr;
   if (debug.dwfl) dwfl_report_end(debug.dwfl, nullptr, nullptr);
   if (!module) {
+    close(fd);
     warn_(fmt::format("cannot read {} ({}): its frames are shown as module+offset", ref.path, dwfl_errmsg(-1)));
     return debug;
   }

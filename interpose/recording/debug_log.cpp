@@ -1,8 +1,10 @@
 #include "interpose/recording/debug_log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -30,7 +32,20 @@ void configure_debug_log(const char* destination) {
     g_debug_fd = STDERR_FILENO;
     return;
   }
-  g_debug_fd = open(destination, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // Never blocks (a FIFO without a reader would hang the program here) and writes only into a regular file.
+  int fd = open(destination, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
+  if (fd < 0) {
+    warn("GPUMEMTRACE_DEBUG=%s cannot be opened (%s): no debug log", destination, std::strerror(errno));
+    return;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    warn("GPUMEMTRACE_DEBUG=%s is not a regular file: no debug log (GPUMEMTRACE_DEBUG=stderr writes it on stderr)",
+         destination);
+    return;
+  }
+  g_debug_fd = fd;
 }
 
 bool debug_enabled() { return g_debug_fd >= 0; }

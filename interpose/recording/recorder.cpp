@@ -170,6 +170,9 @@ class Recorder {
       state_ = State::Off;
       return false;
     }
+    // The path asked for may be taken (another live process writes it: never truncated under it).
+    if (!writer_.notice().empty()) warn("%s", writer_.notice().c_str());
+    path_ = writer_.path();
     debug_log("tracing into %s", path_.c_str());
     state_ = State::Open;
     // The program may change its directory later; the path is resolved while it is still the one it was.

@@ -130,6 +130,28 @@ TEST(ReaderValidation, UndefinedStackNodesAreCorrupt) {
             corrupt_at(failed.event_offset(), "failed allocation refers to undefined stack 1"));
 }
 
+// A stack holds at most the Process record's maximum depth, and one node more for a cut stack's marker. A
+// deeper chain (a few hundred KB of trace make one 100,000 deep, and every stack on it cost its readers
+// time and memory in its depth: seconds and gigabytes) is damage: the reader stops at its first node too deep.
+TEST(ReaderValidation, StacksDeeperThanTheRecordedMaximumAreCorrupt) {
+  TraceBuilder b;
+  b.process(1, 0, 0, 4, -1, "host", "/bin/x", {"x"});
+  for (uint64_t i = 0; i < 5; ++i) b.stack_node(i, 0x1000 + i);  // 4 frames and the marker's place
+  b.alloc(Api::cudaMalloc, 0, 0x7000, 1, 5, 1);
+  EXPECT_EQ(read_error(b.bytes()), "");
+  size_t offset = b.size();
+  for (uint64_t i = 5; i < 100000; ++i) b.stack_node(i, 0x1000 + i);
+  Decoded d = decode_all(b.bytes());
+  EXPECT_EQ(d.reader->error(), corrupt_at(offset, "stack node at depth 6, deeper than the trace's maximum stack depth 4"));
+  EXPECT_EQ(d.reader->stacks().size(), 5u) << "read no further";
+
+  // No maximum recorded (0: no stacks were captured, or a trace made of a PyTorch snapshot): not bounded here.
+  TraceBuilder unbounded;
+  unbounded.process(1, 0, 0, 0, -1, "host", "/bin/x", {"x"});
+  for (uint64_t i = 0; i < 100; ++i) unbounded.stack_node(i, 0x1000 + i);
+  EXPECT_EQ(read_error(unbounded.bytes()), "");
+}
+
 TEST(ReaderValidation, PythonFramesOfUndefinedCodesAndUnknownMarkersAreCorrupt) {
   TraceBuilder undefined;
   undefined.python_code("a.py", "f", 1).stack_node(0, format::python_frame(0, 3));

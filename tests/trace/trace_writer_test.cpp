@@ -205,7 +205,7 @@ TEST(MappedFileSink, LimitedAddressSpaceStillGetsATrace) {
     limit.rlim_cur = limit.rlim_max = vm_kib * 1024 + (2ull << 30);
     if (vm_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
     writer::MappedFileSink sink;
-    if (!sink.open(path)) _exit(4);
+    if (!sink.open(path, {}) || !sink.publish()) _exit(4);
     for (size_t i = 0; i < kChunks; ++i) {
       uint8_t* at = sink.reserve(kChunk);
       if (!at) _exit(5);

@@ -18,8 +18,9 @@ namespace {
 }
 }  // namespace
 
-MappedFile::MappedFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+MappedFile::MappedFile(const std::string& path, Links links) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (links == Links::NotFollowed ? O_NOFOLLOW : 0));
+  if (fd < 0 && errno == ELOOP && links == Links::NotFollowed) throw OpenError("a symbolic link (not followed)");
   if (fd < 0) fail("cannot open", errno);
   struct stat st {};
   if (fstat(fd, &st) != 0) {

@@ -11,8 +11,11 @@ namespace gpumemtrace::trace {
 
 class MappedFile {
  public:
-  // Throws OpenError ("cannot open: No such file or directory", ...).
-  explicit MappedFile(const std::string& path);
+  // Whether a symbolic link at the path is followed: not for a file another file names (a trace's snapshot).
+  enum class Links { Follow, NotFollowed };
+  // Opens regular files only, and never blocks (a FIFO fails at once with "not a regular file"). Throws
+  // OpenError ("cannot open: No such file or directory", ...).
+  explicit MappedFile(const std::string& path, Links links = Links::Follow);
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();

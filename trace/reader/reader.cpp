@@ -312,6 +312,12 @@ bool Reader::apply(StackNode& out, const uint8_t* start) {
   } else if (format::is_tagged_frame(out.ip) && out.ip != format::kTruncatedFrame) {
     return reject(start, fmt::format("stack node with unknown frame marker {:#x}", out.ip));
   }
+  // A stack holds at most the Process record's maximum depth, and one node more for a cut stack's marker: a
+  // deeper chain is damage (and would cost every reader of the stack time and memory in its depth).
+  uint64_t depth = uint64_t{stacks_.depth(out.parent)} + 1;
+  if (has_process_ && process_.max_stack_depth > 0 && depth > process_.max_stack_depth + 1)
+    return reject(start, fmt::format("stack node at depth {}, deeper than the trace's maximum stack depth {}", depth,
+                                     process_.max_stack_depth));
   out.id = stacks_.add(out.parent, out.ip);
   return true;
 }

@@ -11,20 +11,23 @@ class StackTrie {
  public:
   struct Node {
     uint32_t parent;
+    uint32_t depth;  // frames from the root to this node, this one included
     uint64_t ip;
   };
 
-  StackTrie() : nodes_(1, Node{0, 0}) {}
+  StackTrie() : nodes_(1, Node{0, 0, 0}) {}
 
   // Ids count from 1 again; generation() tells the tries apart.
   void reset() {
-    nodes_.assign(1, Node{0, 0});
+    nodes_.assign(1, Node{0, 0, 0});
     ++generation_;
   }
   uint32_t add(uint32_t parent, uint64_t ip) {
-    nodes_.push_back(Node{parent, ip});
+    nodes_.push_back(Node{parent, nodes_[parent].depth + 1, ip});
     return static_cast<uint32_t>(nodes_.size() - 1);
   }
+  // The number of frames of a stack id (0 for the root).
+  uint32_t depth(uint32_t id) const { return nodes_[id].depth; }
 
   // Valid ids are 0 (the root: an empty stack) to size().
   uint32_t size() const { return static_cast<uint32_t>(nodes_.size() - 1); }

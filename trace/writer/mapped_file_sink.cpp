@@ -18,6 +18,14 @@ constexpr size_t kGrowStep = size_t{8} << 20;
 constexpr size_t kLargestReservation = size_t{1} << 40;
 constexpr size_t kSmallestReservation = size_t{256} << 20;
 
+// Faults mapped pages in now, in one call, rather than one by one while records are written under the
+// recorder's lock (older kernels refuse the advice; the pages then fault in as they are written).
+void populate([[maybe_unused]] void* start, [[maybe_unused]] size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  madvise(start, bytes, MADV_POPULATE_WRITE);
+#endif
+}
+
 std::string size_text(size_t bytes) {
   return bytes >= (size_t{1} << 30) ? std::to_string(bytes >> 30) + " GiB" : std::to_string(bytes >> 20) + " MiB";
 }
@@ -25,10 +33,10 @@ std::string size_text(size_t bytes) {
 
 MappedFileSink::~MappedFileSink() { close(); }
 
-bool MappedFileSink::open(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    error_ = "cannot create " + path + ": " + std::strerror(errno);
+bool MappedFileSink::open(const std::string& path, std::span<const uint8_t> first_bytes) {
+  error_.clear();
+  if (!file_.create(path, first_bytes)) {
+    error_ = file_.error();
     return false;
   }
   void* base = MAP_FAILED;
@@ -39,8 +47,7 @@ bool MappedFileSink::open(const std::string& path) {
   }
   if (base == MAP_FAILED) {
     error_ = std::string("cannot reserve address space for the trace: ") + std::strerror(errno);
-    ::close(fd_);
-    fd_ = -1;
+    file_.close();
     return false;
   }
   base_ = static_cast<uint8_t*>(base);
@@ -49,6 +56,26 @@ bool MappedFileSink::open(const std::string& path) {
     abandon();
     return false;
   }
+  return true;
+}
+
+bool MappedFileSink::publish() {
+  if (!base_) return false;
+  int before = file_.fd();
+  if (!file_.name()) {
+    error_ = file_.error();
+    abandon();
+    return false;
+  }
+  // The file opened by its name: mapped again from it, over the same pages (the same file), so that
+  // /proc/PID/maps shows the trace's name rather than the unnamed file's "(deleted)".
+  if (file_.fd() != before && capacity_ > 0 &&
+      mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, file_.fd(), 0) == MAP_FAILED) {
+    error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
+    abandon();
+    return false;
+  }
+  if (file_.fd() != before) populate(base_ + released_, capacity_ - released_);
   return true;
 }
 
@@ -70,22 +97,18 @@ bool MappedFileSink::grow(size_t bytes) {
     error_ = "the process's file size limit (RLIMIT_FSIZE) is " + std::to_string(file_size.rlim_cur) + " bytes";
     return false;
   }
-  int rc = posix_fallocate(fd_, static_cast<off_t>(capacity_), static_cast<off_t>(new_capacity - capacity_));
+  int rc = posix_fallocate(file_.fd(), static_cast<off_t>(capacity_), static_cast<off_t>(new_capacity - capacity_));
   if (rc != 0) {
     error_ = std::string("cannot extend the trace file: ") + std::strerror(rc);
     return false;
   }
   void* mapped = mmap(base_ + capacity_, new_capacity - capacity_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                      fd_, static_cast<off_t>(capacity_));
+                      file_.fd(), static_cast<off_t>(capacity_));
   if (mapped == MAP_FAILED) {
     error_ = std::string("cannot map the trace file: ") + std::strerror(errno);
     return false;
   }
-#ifdef MADV_POPULATE_WRITE
-  // Fault the new pages in now, in one call, rather than one by one while records are written under the
-  // recorder's lock (older kernels refuse the advice; the pages then fault in as they are written).
-  madvise(mapped, new_capacity - capacity_, MADV_POPULATE_WRITE);
-#endif
+  populate(mapped, new_capacity - capacity_);
   capacity_ = new_capacity;
   failed_ = false;
   release_written();
@@ -108,7 +131,7 @@ void MappedFileSink::sync() {
 
 void MappedFileSink::close() {
   if (!base_) return;
-  if (ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+  if (ftruncate(file_.fd(), static_cast<off_t>(size_)) != 0) {
     // The tail stays zero-filled; readers treat zeros as the end of the data.
   }
   abandon();
@@ -116,9 +139,8 @@ void MappedFileSink::close() {
 
 void MappedFileSink::abandon() {
   if (base_) munmap(base_, reserved_);
-  if (fd_ >= 0) ::close(fd_);
+  file_.close();
   base_ = nullptr;
-  fd_ = -1;
   reserved_ = capacity_ = size_ = released_ = 0;
   failed_ = false;
 }

@@ -6,7 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+
+#include "trace/writer/trace_file.h"
 
 namespace gpumemtrace::writer {
 
@@ -17,8 +20,14 @@ class MappedFileSink {
   MappedFileSink& operator=(const MappedFileSink&) = delete;
   ~MappedFileSink();
 
-  // Creates (truncates) the file and maps it. On failure returns false and error() says why.
-  bool open(const std::string& path);
+  // Creates a new file for `path` with `first_bytes` at its start (trace_file.h: never over a file another
+  // process writes, not yet named where it can be) and maps it. On failure returns false and error() says why.
+  bool open(const std::string& path, std::span<const uint8_t> first_bytes);
+  // Gives the file its name, once what a reader needs first is written. False: error() says why.
+  bool publish();
+  // Where the file is (once published), and why that is not the path asked for (empty when it is).
+  const std::string& path() const { return file_.path(); }
+  const std::string& notice() const { return file_.notice(); }
   bool is_open() const { return base_ != nullptr; }
 
   // A pointer where `bytes` can be written at the current end, or nullptr if space ran out.
@@ -44,7 +53,7 @@ class MappedFileSink {
   bool grow(size_t bytes);
   void release_written();
 
-  int fd_ = -1;
+  TraceFile file_;
   uint8_t* base_ = nullptr;  // a large address reservation; the file is mapped over its start
   size_t reserved_ = 0;      // bytes of address space reserved at base_
   size_t capacity_ = 0;      // bytes of file mapped and backed by disk

@@ -11,7 +11,9 @@ uint64_t monotonic_ns() {
 }
 
 bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
-  if (!sink_.open(path)) return false;
+  uint8_t header[format::kHeaderSize];
+  format::put_header(header);
+  if (!sink_.open(path, header)) return false;
   format::put_header(sink_.reserve(format::kHeaderSize));
   sink_.commit(format::kHeaderSize);
   start_ns_ = last_time_ns_ = monotonic_ns();
@@ -21,7 +23,8 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   std::vector<std::string_view> argv(process.argv.begin(), process.argv.end());
   write(trace::Process{process.pid, process.ppid, process.start_wall_ns, process.max_stack_depth, process.rank,
                        process.hostname, process.executable, argv});
-  return true;
+  // Named only now: a file at the trace's path always reads as a trace, however early its process is killed.
+  return sink_.publish();
 }
 
 void TraceWriter::end() {

@@ -33,9 +33,12 @@ uint64_t monotonic_ns();
 
 class TraceWriter {
  public:
-  // Creates the file, writes the header and the Process record. The clock starts now.
+  // Creates the file, writes the header and the Process record. The clock starts now. The file may be at
+  // another path than the one asked for (trace_file.h): path() is where, notice() says why.
   bool open(const std::string& path, const ProcessInfo& process);
   bool is_open() const { return sink_.is_open(); }
+  const std::string& path() const { return sink_.path(); }
+  const std::string& notice() const { return sink_.notice(); }
   const std::string& error() const { return sink_.error(); }
   // A record could not be written (disk full, size limit): the trace ends here.
   bool failed() const { return sink_.failed(); }
