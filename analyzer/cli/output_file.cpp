@@ -48,8 +48,9 @@ OutputFile::OutputFile(std::string path) : OutputFile(std::move(path), std::make
 OutputFile::OutputFile(std::string path, std::shared_ptr<Created> created)
     : path_(std::move(path)), created_(std::move(created)) {
   struct stat at {};
-  if (::stat(path_.c_str(), &at) == 0 && S_ISDIR(at.st_mode)) fail(path_, EISDIR);
-  if (::stat(path_.c_str(), &at) == 0 && !S_ISREG(at.st_mode)) {
+  bool exists = ::stat(path_.c_str(), &at) == 0;
+  if (exists && S_ISDIR(at.st_mode)) fail(path_, EISDIR);
+  if (exists && !S_ISREG(at.st_mode)) {
     file_ = std::fopen(path_.c_str(), "wb");
     if (!file_) fail(path_);
     return;

@@ -4,7 +4,6 @@
 // GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, and GPUMEMTRACE_CUPTI with --cupti.
 #include <fmt/core.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <cstring>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/tracer_layout.h"
+#include "common/clock.h"
 #include "common/output_pattern.h"
 #include "common/size_units.h"
 #include "trace/reader/reader.h"
@@ -109,12 +109,6 @@ std::optional<fs::file_time_type> modification_time(const fs::path& path) {
   return error ? std::nullopt : std::optional(time);
 }
 
-uint64_t wall_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
-
 // The trace process `pid` wrote, asked to go to `root`. The tracer puts it elsewhere when `root` is taken (a
 // live process writes it: common/output_pattern.h), so the one of those names whose Process record is of
 // that pid, begun since `since_ns`, is it. Else `root` if it changed during the run (`before`: its time
@@ -173,7 +167,7 @@ int run_main(std::span<const std::string> args) {
                            : cwd / fmt::format("gpumemtrace-{}.trace", pid);
   };
   // A file already at the trace's path must not pass for the new trace. A pattern with %p names a new file.
-  uint64_t started_ns = wall_ns();
+  uint64_t started_ns = clock_ns(CLOCK_REALTIME);
   bool names_pid = options->output && options->output->string().find("%p") != std::string::npos;
   std::optional<fs::file_time_type> before =
       options->output && !names_pid ? modification_time(root_trace(0)) : std::nullopt;

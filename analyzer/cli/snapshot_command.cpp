@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,6 +21,7 @@
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
+#include "common/clock.h"
 #include "trace/reader/reader.h"
 
 namespace gpumemtrace::cli {
@@ -107,12 +107,6 @@ TraceOfProcess read_trace_of(const std::string& path) {
     }
   }
   return out;
-}
-
-uint64_t clock_ns(clockid_t clock) {
-  timespec now{};
-  clock_gettime(clock, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
 // How long ago process `pid` started: /proc/PID/stat's start time (field 22, clock ticks since boot) on the

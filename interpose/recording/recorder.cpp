@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -12,6 +11,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/clock.h"
 #include "interpose/recording/config.h"
 #include "interpose/recording/debug_log.h"
 #include "interpose/recording/spinning_mutex.h"
@@ -320,9 +320,7 @@ class Recorder {
     ProcessInfo info;
     info.pid = static_cast<uint64_t>(getpid());
     info.ppid = static_cast<uint64_t>(getppid());
-    timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    info.start_wall_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+    info.start_wall_ns = clock_ns(CLOCK_REALTIME);
     info.max_stack_depth = config_.stacks ? config_.stack_depth : 0;
     info.rank = current_rank();
     char host[256] = {};
