@@ -110,8 +110,7 @@ int export_main(std::span<const std::string> args) {
   symbolize::Symbolizer symbolizer(analysis.replay->stacks(), [](std::string_view warning) {
     fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
   });
-  const replay::StackTable& stacks = analysis.replay->stacks();
-  exporter->finish(analysis, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); });
+  exporter->finish(analysis, [&](replay::StackId id) { return symbolizer.stack(id); });
   output.close();
   return kExitOk;
 }

@@ -151,11 +151,10 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   symbolize::Symbolizer symbolizer(analysis.replay->stacks(), [](std::string_view warning) {
     fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
   });
-  const replay::StackTable& stacks = analysis.replay->stacks();
   report::Report report;
   try {
     report = report::build_report(
-        analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); },
+        analysis, arguments->selection, [&](replay::StackId id) { return symbolizer.stack(id); },
         command.build);
   } catch (const report::SelectionError& error) {
     throw UsageError(error.what());

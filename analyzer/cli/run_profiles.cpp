@@ -47,7 +47,7 @@ size_t read_traces(const std::string& path, const replay::ReplayOptions& options
     symbolize::Symbolizer symbolizer(stacks, [](std::string_view warning) {
       fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
     });
-    on_trace(analysis, [&](replay::StackId id) { return symbolizer.stack(stacks.frames(id)); });
+    on_trace(analysis, [&](replay::StackId id) { return symbolizer.stack(id); });
   }
   return paths.size();
 }

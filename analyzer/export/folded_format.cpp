@@ -23,13 +23,13 @@ std::string frame_name(const symbolize::Frame& frame) {
   return name;
 }
 
-void write_folded(std::span<const report::SiteFigures> sites, const report::Stacks& stacks, bool all_frames,
-                  fmt::memory_buffer& out) {
+void write_folded(std::span<const report::SiteFigures> sites, const report::SymbolizeStack& frames_of,
+                  bool all_frames, fmt::memory_buffer& out) {
   std::map<std::string, uint64_t> lines;
   for (const report::SiteFigures& site : sites) {
     if (site.bytes == 0) continue;
-    const report::Frames& frames = stacks[site.stack];
-    report::Frames shown = all_frames ? frames : report::user_frames(frames);
+    report::Frames frames = frames_of(site.stack);
+    report::Frames shown = all_frames ? std::move(frames) : report::user_frames(frames);
     std::string line = account_name(site.memory, site.device);
     if (shown.empty()) line += ";[no stack]";
     for (auto frame = shown.rbegin(); frame != shown.rend(); ++frame) line += ";" + frame_name(*frame);
@@ -41,14 +41,16 @@ void write_folded(std::span<const report::SiteFigures> sites, const report::Stac
 }  // namespace
 
 void render_folded(const report::Report& report, const RenderOptions& options, fmt::memory_buffer& out) {
-  if (const auto* sites = report::report_sites(report.body)) write_folded(*sites, report.stacks, options.all_frames, out);
+  if (const auto* sites = report::report_sites(report.body))
+    write_folded(*sites, [&](replay::StackId id) { return report.stacks[id]; }, options.all_frames, out);
 }
 
 std::unique_ptr<Exporter> start_folded(const ExportOptions& options, ExportSink& sink) {
-  return start_weighed_export(options, sink, [](std::span<const report::SiteFigures> sites, const report::Stacks& stacks,
-                                                const ExportOptions& options, const analysis::Analysis&) {
+  return start_weighed_export(options, sink, [](std::span<const report::SiteFigures> sites,
+                                                const report::SymbolizeStack& frames_of, const ExportOptions& options,
+                                                const analysis::Analysis&) {
     fmt::memory_buffer out;
-    write_folded(sites, stacks, options.all_frames, out);
+    write_folded(sites, frames_of, options.all_frames, out);
     return fmt::to_string(out);
   });
 }

@@ -120,11 +120,11 @@ class ProfileBuilder {
   std::map<std::vector<std::pair<uint64_t, int64_t>>, uint64_t> locations_;
 };
 
-std::string profile_of(std::span<const report::SiteFigures> sites, const report::Stacks& stacks, bool all_frames,
-                       uint64_t duration_ns) {
+std::string profile_of(std::span<const report::SiteFigures> sites, const report::SymbolizeStack& frames_of,
+                       bool all_frames, uint64_t duration_ns) {
   ProfileBuilder builder;
   for (const report::SiteFigures& site : sites) {
-    const report::Frames& frames = stacks[site.stack];
+    report::Frames frames = frames_of(site.stack);
     builder.add(site, all_frames ? frames : report::user_frames(frames));
   }
   builder.set_duration(duration_ns);
@@ -135,13 +135,14 @@ std::string profile_of(std::span<const report::SiteFigures> sites, const report:
 
 void render_pprof(const report::Report& report, const RenderOptions& options, fmt::memory_buffer& out) {
   if (const auto* sites = report::report_sites(report.body))
-    out.append(profile_of(*sites, report.stacks, options.all_frames, 0));
+    out.append(profile_of(*sites, [&](replay::StackId id) { return report.stacks[id]; }, options.all_frames, 0));
 }
 
 std::unique_ptr<Exporter> start_pprof(const ExportOptions& options, ExportSink& sink) {
-  return start_weighed_export(options, sink, [](std::span<const report::SiteFigures> sites, const report::Stacks& stacks,
-                                                const ExportOptions& options, const analysis::Analysis& analysis) {
-    return profile_of(sites, stacks, options.all_frames, analysis.replay->end_time_ns());
+  return start_weighed_export(options, sink, [](std::span<const report::SiteFigures> sites,
+                                                const report::SymbolizeStack& frames_of, const ExportOptions& options,
+                                                const analysis::Analysis& analysis) {
+    return profile_of(sites, frames_of, options.all_frames, analysis.replay->end_time_ns());
   });
 }
 

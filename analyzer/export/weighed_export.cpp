@@ -10,10 +10,10 @@ class WeighedExport : public Exporter {
       : options_(options), sink_(sink), write_(write) {}
 
   void finish(const analysis::Analysis& analysis, report::SymbolizeStack symbolize) override {
-    report::Stacks stacks;
-    report::ModelInput input(analysis, {}, std::move(symbolize), stacks);
+    report::Stacks unused;  // the model's sites keep their stack ids; write_ symbolizes them one by one
+    report::ModelInput input(analysis, {}, [](replay::StackId) { return report::Frames{}; }, unused);
     report::StackWeightsModel model = report::stack_weights_model(input, options_.what);
-    sink_.write(write_(model.sites, stacks, options_, analysis));
+    sink_.write(write_(model.sites, symbolize, options_, analysis));
   }
 
  private:

@@ -10,8 +10,9 @@
 
 namespace gpumemtrace::render {
 
-// Writes the sites (their stacks in `stacks`) as the format's bytes.
-using WriteSites = std::string (*)(std::span<const report::SiteFigures> sites, const report::Stacks& stacks,
+// Writes the sites as the format's bytes, symbolizing each site's stack with `frames_of` when it comes to it:
+// an export holds every stack of the trace, so their frames are never all kept at once.
+using WriteSites = std::string (*)(std::span<const report::SiteFigures> sites, const report::SymbolizeStack& frames_of,
                                    const ExportOptions& options, const analysis::Analysis& analysis);
 
 std::unique_ptr<Exporter> start_weighed_export(const ExportOptions& options, ExportSink& sink, WriteSites write);

@@ -10,9 +10,20 @@ bool is_tracer_module(std::string_view path) {
   return name == "libgpumemtrace.so";
 }
 
-StackTable::StackTable() {
-  auto empty = ids_.emplace(std::vector<FrameRef>{}, 0).first;  // StackId 0: the empty stack
-  stacks_.push_back(&empty->first);
+StackTable::StackTable() : nodes_(1) {}
+
+std::vector<FrameRef> StackTable::frames(StackId id, size_t limit) const {
+  std::vector<FrameRef> frames;
+  frames.reserve(std::min<size_t>(nodes_[id].depth, limit == SIZE_MAX ? limit : limit + 1));
+  for (; id != 0 && frames.size() < limit; id = nodes_[id].caller) frames.push_back(nodes_[id].frame);
+  if (id != 0) frames.push_back(FrameRef::truncation());
+  return frames;
+}
+
+StackId StackTable::child(StackId caller, FrameRef frame) {
+  auto [it, added] = ids_.try_emplace(NodeKey{caller, frame}, static_cast<StackId>(nodes_.size()));
+  if (added) nodes_.push_back(Node{frame, caller, nodes_[caller].depth + 1});
+  return it->second;
 }
 
 StackTable::ReaderIds& StackTable::switch_reader(const trace::Reader& reader) {
@@ -72,39 +83,38 @@ uint32_t StackTable::native_function_index(const trace::Reader& reader, ReaderId
   });
 }
 
+std::optional<FrameRef> StackTable::frame_of(const trace::Reader& reader, ReaderIds& ids, uint64_t ip) {
+  if (format::is_python_frame(ip))
+    return FrameRef::python(python_code_index(reader, ids, format::python_code_of(ip)), format::python_line_of(ip));
+  if (format::is_named_frame(ip))
+    return FrameRef::named(native_function_index(reader, ids, format::native_function_of(ip)),
+                           format::named_line_of(ip));
+  if (ip == format::kTruncatedFrame) return FrameRef::truncation();
+  const trace::ModuleInfo* module = reader.modules().find(ip);
+  if (!module) return FrameRef{kNoModule, ip};
+  uint32_t index = module_index(*module);
+  if (tracer_modules_[index]) return std::nullopt;
+  return FrameRef{index, ip - module->base};
+}
+
 StackId StackTable::resolve(const trace::Reader& reader, ReaderIds& ids, uint32_t trie_id) {
-  std::vector<FrameRef> frames;
+  if (trie_id == 0) return 0;
   const trace::StackTrie& trie = reader.stacks();
-  // The reader has validated every id it hands out, so the walk ends at the root.
+  // The trie nodes from trie_id out to the first one resolved before (or the root), innermost first. The
+  // reader has validated every id it hands out, so the walk ends.
+  std::vector<uint32_t> unresolved;
   for (uint32_t node = trie_id; node != 0; node = trie.node(node).parent) {
-    uint64_t ip = trie.node(node).ip;
-    if (format::is_python_frame(ip)) {
-      frames.push_back(
-          FrameRef::python(python_code_index(reader, ids, format::python_code_of(ip)), format::python_line_of(ip)));
-      continue;
-    }
-    if (format::is_named_frame(ip)) {
-      frames.push_back(
-          FrameRef::named(native_function_index(reader, ids, format::native_function_of(ip)), format::named_line_of(ip)));
-      continue;
-    }
-    if (ip == format::kTruncatedFrame) {
-      frames.push_back(FrameRef::truncation());
-      continue;
-    }
-    const trace::ModuleInfo* module = reader.modules().find(ip);
-    if (!module) {
-      frames.push_back(FrameRef{kNoModule, ip});
-      continue;
-    }
-    uint32_t index = module_index(*module);
-    if (!tracer_modules_[index]) frames.push_back(FrameRef{index, ip - module->base});
+    if (node < ids.by_trie_id.size() && ids.by_trie_id[node] != kUnseen) break;
+    unresolved.push_back(node);
   }
-  auto [it, added] = ids_.try_emplace(std::move(frames), static_cast<StackId>(stacks_.size()));
-  if (added) stacks_.push_back(&it->first);
-  if (ids.by_trie_id.size() <= trie_id) ids.by_trie_id.resize(trie_id + 1, kUnseen);
-  ids.by_trie_id[trie_id] = it->second;
-  return it->second;
+  uint32_t outer = trie.node(unresolved.back()).parent;  // resolved, or the root
+  StackId stack = outer == 0 ? 0 : ids.by_trie_id[outer];
+  for (auto node = unresolved.rbegin(); node != unresolved.rend(); ++node) {
+    if (std::optional<FrameRef> frame = frame_of(reader, ids, trie.node(*node).ip)) stack = child(stack, *frame);
+    if (ids.by_trie_id.size() <= *node) ids.by_trie_id.resize(*node + 1, kUnseen);
+    ids.by_trie_id[*node] = stack;
+  }
+  return stack;
 }
 
 }  // namespace gpumemtrace::replay

@@ -1,8 +1,10 @@
 // The call stacks of a trace, interned for the whole replay. The reader's stack ids are trie nodes that
 // are only valid until the next StacksReset, and its addresses only mean something with the module set
-// current when they were recorded. So each stack is resolved once, the first time an id is seen, into
-// frames of (module, offset); equal stacks share one StackId across resets. Frames inside the tracer
-// itself are dropped: they are never part of what the program did.
+// current when they were recorded. So each of the reader's trie nodes is resolved once, the first time an
+// id under it is seen, into a node of this table's own trie of frames of (module, offset): a stack is its
+// innermost frame and the stack it was called from, so stacks share their callers' frames (a chain of N
+// nested calls costs N nodes, not N²/2 frames) and equal stacks share one StackId across resets. Frames
+// inside the tracer itself are dropped: they are never part of what the program did.
 //
 // A Python frame (format::is_python_frame) becomes a frame of the code table python_codes(), where a code
 // is its (file name, qualified name, first line): the same Python line is the same FrameRef across resets
@@ -13,9 +15,10 @@
 
 #include <cstdint>
 #include <map>
-#include <span>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "trace/reader/reader.h"
@@ -68,6 +71,11 @@ struct FrameRef {
   uint32_t python_line() const { return static_cast<uint32_t>(offset); }  // Python and named frames
 };
 
+// The most frames of one stack that reports and exports show: the deepest stack the tracer records
+// (GPUMEMTRACE_STACK_DEPTH's maximum). Deeper stacks come from PyTorch snapshots or crafted traces; their
+// outer frames are cut with the marker of a cut stack, so output stays in proportion to the trace.
+inline constexpr size_t kMaxShownFrames = 256;
+
 bool is_tracer_module(std::string_view path);
 
 class StackTable {
@@ -81,8 +89,14 @@ class StackTable {
     return resolve(reader, ids, trie_id);
   }
 
-  size_t size() const { return stacks_.size(); }
-  std::span<const FrameRef> frames(StackId id) const { return *stacks_[id]; }  // innermost first
+  // Stacks and the stacks they were called from (each a StackId), the empty one included.
+  size_t size() const { return nodes_.size(); }
+  size_t depth(StackId id) const { return nodes_[id].depth; }
+  StackId caller(StackId id) const { return nodes_[id].caller; }
+  // The frames of a stack, innermost first: a walk of depth(id) steps. With `limit`, a stack deeper than
+  // that keeps its `limit` innermost frames and ends with the marker of a cut stack, as the tracer cuts
+  // stacks deeper than its GPUMEMTRACE_STACK_DEPTH.
+  std::vector<FrameRef> frames(StackId id, size_t limit = SIZE_MAX) const;
   const std::vector<ModuleRef>& modules() const { return modules_; }
   const std::vector<PythonCodeRef>& python_codes() const { return python_codes_; }
   const std::vector<NativeFunctionRef>& native_functions() const { return native_functions_; }
@@ -110,8 +124,29 @@ class StackTable {
 
   std::vector<ReaderIds> readers_ = std::vector<ReaderIds>(1);
   size_t last_reader_ = 0;
-  std::vector<const std::vector<FrameRef>*> stacks_;  // the keys of ids_
-  std::map<std::vector<FrameRef>, StackId> ids_;
+  struct Node {
+    FrameRef frame;         // the innermost frame
+    StackId caller = 0;     // the rest of the stack
+    uint32_t depth = 0;
+  };
+  struct NodeKey {
+    StackId caller;
+    FrameRef frame;
+    bool operator==(const NodeKey&) const = default;
+  };
+  struct NodeKeyHash {
+    size_t operator()(const NodeKey& key) const {
+      uint64_t h = (uint64_t{key.caller} << 32 | key.frame.module) * 0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(h ^ (key.frame.offset + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2)));
+    }
+  };
+  // The stack of `frame` called from `caller`.
+  StackId child(StackId caller, FrameRef frame);
+  // The frame a trie node's address stands for; nullopt for a frame of the tracer.
+  std::optional<FrameRef> frame_of(const trace::Reader& reader, ReaderIds& ids, uint64_t ip);
+
+  std::vector<Node> nodes_;  // by StackId; 0 is the empty stack
+  std::unordered_map<NodeKey, StackId, NodeKeyHash> ids_;
   std::vector<ModuleRef> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, uint32_t> module_ids_;
   std::vector<bool> tracer_modules_;  // by module index

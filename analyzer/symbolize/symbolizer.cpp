@@ -79,6 +79,7 @@ Symbolizer::Symbolizer(const std::vector<replay::ModuleRef>& modules, Warn warn)
 }
 
 Symbolizer::Symbolizer(const replay::StackTable& stacks, Warn warn) : Symbolizer(stacks.modules(), std::move(warn)) {
+  stacks_ = &stacks;
   python_codes_ = &stacks.python_codes();
   native_functions_ = &stacks.native_functions();
 }
@@ -142,6 +143,10 @@ std::vector<Frame> Symbolizer::stack(std::span<const replay::FrameRef> refs) {
     out.insert(out.end(), frames.begin(), frames.end());
   }
   return out;
+}
+
+std::vector<Frame> Symbolizer::stack(replay::StackId id) {
+  return stack(stacks_->frames(id, replay::kMaxShownFrames));
 }
 
 std::vector<Frame> Symbolizer::lookup(replay::FrameRef ref) {

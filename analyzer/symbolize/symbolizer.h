@@ -41,6 +41,8 @@ class Symbolizer {
   const std::vector<Frame>& frames(replay::FrameRef frame);
   // A whole stack, innermost first.
   std::vector<Frame> stack(std::span<const replay::FrameRef> frames);
+  // A stack of the table given to the constructor, innermost first, cut after replay::kMaxShownFrames.
+  std::vector<Frame> stack(replay::StackId id);
 
  private:
   struct ModuleDebug;
@@ -48,6 +50,7 @@ class Symbolizer {
   std::vector<Frame> lookup(replay::FrameRef frame);
 
   const std::vector<replay::ModuleRef>& modules_;
+  const replay::StackTable* stacks_ = nullptr;
   const std::vector<replay::PythonCodeRef>* python_codes_ = nullptr;
   const std::vector<replay::NativeFunctionRef>* native_functions_ = nullptr;
   Warn warn_;

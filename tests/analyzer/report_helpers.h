@@ -20,7 +20,7 @@ inline analysis::Analysis analyze_built(const ScratchDir& scratch, const TraceBu
 // their absolute addresses), on the given device; nullptr when there is none.
 inline const replay::Site* site_at(const replay::Replay& replay, uint64_t ip, int32_t device = 0) {
   for (const replay::Site& site : replay.sites()) {
-    auto frames = replay.stacks().frames(site.stack);
+    auto frames = replay.stacks().frames(site.stack, 1);  // the innermost frame is enough
     if (!frames.empty() && frames.front().offset == ip && site.device == device) return &site;
   }
   return nullptr;

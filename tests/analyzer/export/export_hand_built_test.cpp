@@ -108,12 +108,13 @@ TEST_F(ExportHandBuilt, PerfettoHasPhasesFailuresPoolsHeapsAndCounters) {
 
 TEST_F(ExportHandBuilt, CsvQuotesWhatNeedsQuoting) {
   std::string rows = export_to("csv", "hand.csv");
-  EXPECT_EQ(rows, "time_ns,device,kind,api,size,address,freed_ns,stack\n2000,0,device,cudaMalloc,1000,0x1000,8000,1\n");
+  // Stack 2: the analyzer's id of the stack; 1 is the one it was called from (stacks share their callers').
+  EXPECT_EQ(rows, "time_ns,device,kind,api,size,address,freed_ns,stack\n2000,0,device,cudaMalloc,1000,0x1000,8000,2\n");
   std::string stacks = read_file(scratch_ / "hand.stacks.csv");
   EXPECT_EQ(stacks,
             "stack,depth,function,file,line,module,offset,kind\n"
-            "1,0,Net.forward,\"model \"\"v2\"\", final.py\",12,,,python\n"
-            "1,1,,,,,0xa000,native\n");
+            "2,0,Net.forward,\"model \"\"v2\"\", final.py\",12,,,python\n"
+            "2,1,,,,,0xa000,native\n");
 }
 
 }  // namespace

@@ -219,6 +219,35 @@ TEST_F(Replay, EqualStacksShareOneIdAcrossAStacksReset) {
   EXPECT_EQ(site_at(r, 0xB000)->count, 1u);
 }
 
+// A chain of 10,000 nested calls, an allocation at each depth: the stacks share their callers' frames, one
+// node per frame in all, and a stack is cut only when asked to.
+TEST_F(Replay, StacksShareTheFramesOfTheirCallers) {
+  TraceBuilder b;
+  b.process(1, 0, 0, 0, -1, "host", "/bin/x", {"x"});
+  b.thread_new(1, 100, "main");
+  constexpr uint64_t kDepth = 10000;
+  for (uint64_t depth = 1; depth <= kDepth; ++depth) {
+    b.stack_node(depth - 1, 0xA000 + depth);
+    b.alloc(Api::cudaMalloc, 0, 0x1000000 + depth * 0x1000, 512, depth, 1);
+  }
+  b.end(kDepth, 1);
+  analysis::Analysis a = analyze(b);
+  const replay::StackTable& stacks = a.replay->stacks();
+  EXPECT_EQ(stacks.size(), kDepth + 1);  // with the empty stack
+  const replay::Site* deepest = site_at(*a.replay, 0xA000 + kDepth);
+  ASSERT_NE(deepest, nullptr);
+  EXPECT_EQ(stacks.depth(deepest->stack), kDepth);
+  std::vector<replay::FrameRef> all = stacks.frames(deepest->stack);
+  ASSERT_EQ(all.size(), kDepth);
+  EXPECT_EQ(all.front().offset, 0xA000 + kDepth);
+  EXPECT_EQ(all.back().offset, 0xA001u);
+  std::vector<replay::FrameRef> cut = stacks.frames(deepest->stack, replay::kMaxShownFrames);
+  ASSERT_EQ(cut.size(), replay::kMaxShownFrames + 1);
+  EXPECT_EQ(cut[replay::kMaxShownFrames - 1].offset, 0xA000 + kDepth - replay::kMaxShownFrames + 1);
+  EXPECT_TRUE(cut.back().is_truncation());
+  EXPECT_EQ(stacks.frames(deepest->stack, kDepth).size(), kDepth) << "not cut when it fits";
+}
+
 TEST_F(Replay, FramesInsideTheTracerAreDropped) {
   TraceBuilder b;
   b.modules_begin(1);

@@ -29,7 +29,7 @@ TEST(PythonStackTable, PythonFramesAndTheMarkerBecomeFramesOfTheirOwn) {
   replay::StackTable table;
   std::vector<replay::StackId> stacks = alloc_stacks(python_frames_trace().bytes(), table);
   ASSERT_EQ(stacks.size(), 2u);
-  std::span<const replay::FrameRef> frames = table.frames(stacks[0]);
+  std::vector<replay::FrameRef> frames = table.frames(stacks[0]);
   ASSERT_EQ(frames.size(), 5u);
   EXPECT_EQ(frames[0], (replay::FrameRef{replay::kNoModule, 0x7f0000001234}));
   EXPECT_TRUE(frames[1].is_python());
