@@ -283,12 +283,14 @@ class PerfettoExport : public Exporter {
       json.begin_object();
       json.string("ph", "X");
       json.string("cat", "phases");
-      json.string("name", replay.phases().path_text(instance.path));
+      // Slices nest by time on their thread's track: the innermost name is enough, the path is in args.
+      json.string("name", replay.phases().name_text(replay.phases().name_of(instance.path)));
       json.number("pid", kProgramPid);
       json.number("tid", int64_t{instance.thread});
       json.thousandths("ts", instance.start_ns);
       json.thousandths("dur", instance.end_ns - std::min(instance.start_ns, instance.end_ns));
       json.begin_object("args");
+      json.string("path", replay.phases().path_text(instance.path));
       json.number("instance", uint64_t{instance.number});
       json.boolean("ended", !instance.open);
       json.number("peak_bytes", instance.peak_bytes);

@@ -41,6 +41,21 @@ void write_phases(JsonWriter& json, const report::PhasesModel& phases, const rep
     json.end_object();
   }
   json.end_array();
+  const report::PhaseBalance& balance = phases.balance;
+  json.begin_object("phase_balance");
+  json.begin_array("unpopped");
+  for (const report::UnpoppedPhase& open : balance.unpopped) {
+    json.begin_object();
+    json.string("name", open.name);
+    json.number("thread", uint64_t{open.thread});
+    json.number("open_pushes", open.open_pushes);
+    json.end_object();
+  }
+  json.end_array();
+  json.number("unpopped_names", balance.unpopped_names);
+  json.number("deeper_than_max", balance.deeper_than_max);
+  json.number("unmatched_ends", balance.unmatched_ends);
+  json.end_object();
 }
 
 }  // namespace gpumemtrace::render

@@ -25,6 +25,22 @@ void append_instance(fmt::memory_buffer& out, const report::PhaseInstanceFigures
   }
 }
 
+void append_balance(fmt::memory_buffer& out, const report::PhaseBalance& balance) {
+  auto o = fmt::appender(out);
+  for (const report::UnpoppedPhase& open : balance.unpopped)
+    fmt::format_to(o, "  unbalanced: {} pushed {} times on thread {} and never popped (a pop is missing, e.g. skipped "
+                      "by `continue` or an exception)\n",
+                   open.name, open.open_pushes, open.thread);
+  if (balance.unpopped_names > balance.unpopped.size())
+    fmt::format_to(o, "  unbalanced: {} more phases pushed again without pops\n",
+                   balance.unpopped_names - balance.unpopped.size());
+  if (balance.deeper_than_max)
+    fmt::format_to(o, "  {} pushes nested deeper than {} levels are counted in the phase at level {}\n",
+                   balance.deeper_than_max, replay::kMaxPhaseDepth, replay::kMaxPhaseDepth);
+  if (balance.unmatched_ends)
+    fmt::format_to(o, "  {} pops or range ends had no phase open to end\n", balance.unmatched_ends);
+}
+
 }  // namespace
 
 void append_phases(fmt::memory_buffer& out, const report::PhasesModel& phases, const report::Stacks& stacks) {
@@ -38,6 +54,7 @@ void append_phases(fmt::memory_buffer& out, const report::PhasesModel& phases, c
     fmt::format_to(o, "  {} ({} instance{})\n", phase.path, phase.instances.size(), phase.instances.size() == 1 ? "" : "s");
     for (const report::PhaseInstanceFigures& f : phase.instances) append_instance(out, f, stacks);
   }
+  append_balance(out, phases.balance);
   out.push_back('\n');
 }
 

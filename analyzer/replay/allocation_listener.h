@@ -19,6 +19,7 @@ struct AllocationEvent {
   uint64_t address = 0;
   uint64_t size = 0;
   StackId stack = 0;
+  uint64_t stream = 0;  // the stream a stream-ordered allocation (cudaMallocAsync, ...) was made on; else 0
 };
 
 class AllocationListener {

@@ -5,39 +5,46 @@
 namespace gpumemtrace::replay {
 
 template <typename F>
-void PhaseInstances::for_open_chain(uint32_t id, F f) {
-  for (; id != kNoInstance; id = instances_[id].parent)
-    if (instances_[id].open) f(id);
+void PhaseInstances::for_open_chain(const MadeIn& made_in, F f) {
+  if (made_in.thread >= threads_.size()) return;
+  // The thread's open instances in the order they began: those that began by then were open then.
+  for (uint32_t id : threads_[made_in.thread]) {
+    if (id > made_in.innermost) break;
+    f(id);
+  }
 }
 
-void PhaseInstances::on_push(uint32_t thread, PathId path, uint64_t domain, uint64_t time_ns, uint64_t live) {
+void PhaseInstances::level(uint64_t time_ns, uint64_t live) {
+  while (!levels_.empty() && levels_.back().bytes < live) levels_.pop_back();
+  levels_.push_back(Level{++sequence_, live, time_ns});
+}
+
+void PhaseInstances::on_push(uint32_t thread, PathId path, uint64_t time_ns, uint64_t live) {
   if (thread >= threads_.size()) threads_.resize(thread + 1);
-  std::vector<Open>& open = threads_[thread];
+  std::vector<uint32_t>& open = threads_[thread];
   auto id = static_cast<uint32_t>(instances_.size());
   PhaseInstance& instance = instances_.emplace_back();
   instance.path = path;
   instance.thread = thread;
   instance.number = ++counts_[path];
-  instance.parent = open.empty() ? kNoInstance : open.back().instance;
+  instance.parent = open.empty() ? kNoInstance : open.back();
   instance.start_ns = time_ns;
   instance.live_at_start = live;
-  instance.peak_bytes = live;
-  instance.peak_ns = time_ns;
-  open.push_back({id, domain});
-  open_.push_back(id);
+  level(time_ns, live);
+  start_sequences_.push_back(sequence_);
+  open.push_back(id);
+  ++open_;
   if (path >= spans_.size()) spans_.resize(path + 1);
   if (spans_[path].open++ == 0) ++spans_[path].windows;
 }
 
-void PhaseInstances::on_pop(uint32_t thread, uint64_t domain, uint64_t time_ns, uint64_t live) {
-  if (thread >= threads_.size()) return;
-  std::vector<Open>& open = threads_[thread];
-  // The innermost of the domain, as the phase tracker pops it; nothing when none is open.
-  auto it = std::find_if(open.rbegin(), open.rend(), [domain](const Open& o) { return o.domain == domain; });
-  if (it == open.rend()) return;
-  uint32_t id = it->instance;
-  open.erase(std::next(it).base());
+void PhaseInstances::on_pop(uint32_t thread, size_t place, uint64_t time_ns, uint64_t live) {
+  if (thread >= threads_.size() || place >= threads_[thread].size()) return;
+  std::vector<uint32_t>& open = threads_[thread];
+  uint32_t id = open[place];
+  open.erase(open.begin() + static_cast<std::ptrdiff_t>(place));
   close(id, time_ns, live);
+  if (--open_ == 0) levels_.clear();
 }
 
 void PhaseInstances::close(uint32_t id, uint64_t time_ns, uint64_t live) {
@@ -46,7 +53,10 @@ void PhaseInstances::close(uint32_t id, uint64_t time_ns, uint64_t live) {
   instance.end_ns = time_ns;
   --spans_[instance.path].open;
   instance.live_at_end = live;
-  std::erase(open_, id);
+  auto peak = std::lower_bound(levels_.begin(), levels_.end(), start_sequences_[id],
+                               [](const Level& level, uint64_t sequence) { return level.sequence < sequence; });
+  instance.peak_bytes = peak->bytes;  // the level of its own push is there at least
+  instance.peak_ns = peak->time_ns;
   if (auto it = live_in_.find(id); it != live_in_.end()) {
     for (const auto& [site, share] : it->second) {
       if (share.count == 0) continue;
@@ -62,17 +72,12 @@ void PhaseInstances::close(uint32_t id, uint64_t time_ns, uint64_t live) {
 
 void PhaseInstances::on_alloc(uint32_t thread, uint64_t key, SiteId site, uint64_t size, uint64_t time_ns,
                               uint64_t live) {
-  for (uint32_t id : open_) {
-    PhaseInstance& instance = instances_[id];
-    if (live > instance.peak_bytes) {
-      instance.peak_bytes = live;
-      instance.peak_ns = time_ns;
-    }
-  }
+  if (open_ == 0) return;
+  level(time_ns, live);
   if (thread >= threads_.size() || threads_[thread].empty()) return;
-  uint32_t innermost = threads_[thread].back().instance;
-  made_in_[key] = innermost;
-  for_open_chain(innermost, [&](uint32_t id) {
+  MadeIn made_in{thread, threads_[thread].back()};
+  made_in_[key] = made_in;
+  for_open_chain(made_in, [&](uint32_t id) {
     instances_[id].allocated_bytes += size;
     instances_[id].allocations += 1;
     SiteBytes& share = live_in_[id][site];
@@ -94,10 +99,15 @@ void PhaseInstances::on_free(uint64_t key, SiteId site, uint64_t size) {
 }
 
 void PhaseInstances::finish(uint64_t end_ns, uint64_t live) {
-  for (uint32_t id : std::vector<uint32_t>(open_)) {
-    close(id, end_ns, live);
-    instances_[id].open = true;
+  for (std::vector<uint32_t>& open : threads_) {
+    for (uint32_t id : open) {
+      close(id, end_ns, live);
+      instances_[id].open = true;
+    }
+    open.clear();
   }
+  open_ = 0;
+  levels_.clear();
 }
 
 }  // namespace gpumemtrace::replay

@@ -4,7 +4,9 @@
 // when it ended, what of that was still live, by site.
 //
 // Cost: nothing for a trace without phases; otherwise one hash entry per live allocation made in a phase,
-// and per allocation, work in the number of open instances.
+// and per allocation, work in the number of instances open on its thread (replay::kMaxPhaseDepth at most).
+// The peak of an instance comes from the process's running maxima when it ends, not from updating every
+// open instance at every allocation.
 #pragma once
 
 #include <cstdint>
@@ -45,9 +47,11 @@ struct PhaseInstance {
 
 class PhaseInstances {
  public:
-  // `live` is the process's live device memory after the event.
-  void on_push(uint32_t thread, PathId path, uint64_t domain, uint64_t time_ns, uint64_t live);
-  void on_pop(uint32_t thread, uint64_t domain, uint64_t time_ns, uint64_t live);
+  // `live` is the process's live device memory after the event. Instances are the pushes the phase tracker
+  // gave a path; a pop ends the one at `place` among the thread's open instances (outermost 0), the place
+  // PhaseTracker::on(PhasePop) returned.
+  void on_push(uint32_t thread, PathId path, uint64_t time_ns, uint64_t live);
+  void on_pop(uint32_t thread, size_t place, uint64_t time_ns, uint64_t live);
   // `key` names the allocation until its free (its address and address space).
   void on_alloc(uint32_t thread, uint64_t key, SiteId site, uint64_t size, uint64_t time_ns, uint64_t live);
   void on_free(uint64_t key, SiteId site, uint64_t size);
@@ -61,20 +65,33 @@ class PhaseInstances {
   bool window_open(PathId path) const { return path < spans_.size() && spans_[path].open > 0; }
 
  private:
-  struct Open {
-    uint32_t instance = 0;
-    uint64_t domain = 0;
-  };
   void close(uint32_t id, uint64_t time_ns, uint64_t live);
-  // Calls f(instance id) for `id` and the instances it is nested in that are still open.
+  // The process's live memory after an event while some instance was open.
+  void level(uint64_t time_ns, uint64_t live);
+  // Where an allocation was made: its thread and the innermost instance open there then.
+  struct MadeIn {
+    uint32_t thread = 0;
+    uint32_t innermost = 0;
+  };
+  // Calls f(instance id) for the instances open when the allocation was made that are still open.
   template <typename F>
-  void for_open_chain(uint32_t id, F f);
+  void for_open_chain(const MadeIn& made_in, F f);
 
   std::vector<PhaseInstance> instances_;
-  std::vector<std::vector<Open>> threads_;  // by thread index: its open instances, outermost first
-  std::vector<uint32_t> open_;              // every open instance
+  std::vector<std::vector<uint32_t>> threads_;  // by thread index: its open instances, outermost first
+  size_t open_ = 0;                             // open instances on all threads
+  // The running maxima of the process's live memory since the oldest open instance began: each level is
+  // higher than every later one, so the peak since an event is the first level at or after it.
+  struct Level {
+    uint64_t sequence = 0;
+    uint64_t bytes = 0;
+    uint64_t time_ns = 0;
+  };
+  std::vector<Level> levels_;
+  uint64_t sequence_ = 0;
+  std::vector<uint64_t> start_sequences_;  // by instance
   std::unordered_map<uint32_t, std::unordered_map<SiteId, SiteBytes>> live_in_;  // open instance → its live
-  std::unordered_map<uint64_t, uint32_t> made_in_;  // live allocation made in a phase → its innermost instance
+  std::unordered_map<uint64_t, MadeIn> made_in_;  // live allocation made in a phase → where
   std::unordered_map<PathId, uint32_t> counts_;     // instances per path so far
   struct Span {
     uint32_t open = 0;  // instances open now

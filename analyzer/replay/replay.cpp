@@ -59,14 +59,13 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                  },
                  [&](const trace::PhasePush& r) {
                    on_event(r.time_ns);
-                   phases_.on(r);
-                   instances_.on_push(r.thread, phases_.path_of_thread(r.thread), phases_.domain_of(r.name), r.time_ns,
-                                      device_live_bytes());
+                   if (phases_.on(r))
+                     instances_.on_push(r.thread, phases_.path_of_thread(r.thread), r.time_ns, device_live_bytes());
                  },
                  [&](const trace::PhasePop& r) {
                    on_event(r.time_ns);
-                   phases_.on(r);
-                   instances_.on_pop(r.thread, r.domain, r.time_ns, device_live_bytes());
+                   if (std::optional<size_t> place = phases_.on(r))
+                     instances_.on_pop(r.thread, *place, r.time_ns, device_live_bytes());
                  },
                  trace::handle<trace::RangeStart, trace::RangeEnd>([&](const auto& r) {
                    on_event(r.time_ns);
@@ -253,7 +252,7 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
   add(live, alloc.time_ns);
   if (options_.listener)
     options_.listener->allocated(
-        {key, alloc.time_ns, alloc.api, kind, alloc.device, alloc.address, size, sites_[live.site].stack});
+        {key, alloc.time_ns, alloc.api, kind, alloc.device, alloc.address, size, sites_[live.site].stack, alloc.stream});
   if (phases_.seen()) instances_.on_alloc(alloc.thread, key, live.site, size, alloc.time_ns, device_live_bytes());
 }
 
@@ -349,10 +348,9 @@ void Replay::on_alloc_failed(const trace::AllocFailed& failed, const trace::Read
 }
 
 PoolState& Replay::pool(uint64_t handle) {
-  for (PoolState& state : pools_)
-    if (state.pool == handle) return state;
-  pools_.push_back(PoolState{.pool = handle});
-  return pools_.back();
+  auto [it, added] = pool_index_.try_emplace(handle, pools_.size());
+  if (added) pools_.push_back(PoolState{.pool = handle});
+  return pools_[it->second];
 }
 
 void Replay::on_pool_report(uint64_t handle, int32_t device, uint64_t reserved, uint64_t used, uint64_t time_ns) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/replay/accounts.h"
@@ -204,6 +205,7 @@ class Replay {
   bool selecting_ = false;                    // the selection leaves something out
   VmmMappings mappings_;
   std::vector<PoolState> pools_;
+  std::unordered_map<uint64_t, size_t> pool_index_;  // handle → index in pools_
   PhaseTracker phases_;
   HeapTracker heaps_;
   PhaseInstances instances_;

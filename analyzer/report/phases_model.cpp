@@ -34,6 +34,15 @@ PhasesModel phases_model(ModelInput& input) {
     }
     phase.instances.push_back(std::move(f));
   }
+  const replay::PhaseTracker& tracker = replay.phases();
+  PhaseBalance& balance = model.balance;
+  for (const replay::PhaseTracker::NeverPopped& open : tracker.never_popped()) {
+    if (open.count < 2) break;  // one open push is a phase the trace ended in, not a missing pop
+    if (balance.unpopped.size() < 5) balance.unpopped.push_back({tracker.name_text(open.name), open.thread, open.count});
+    ++balance.unpopped_names;
+  }
+  balance.deeper_than_max = tracker.too_deep();
+  balance.unmatched_ends = tracker.unmatched();
   return model;
 }
 

@@ -37,8 +37,24 @@ struct PhaseFigures {
   std::vector<PhaseInstanceFigures> instances;
 };
 
+// A phase pushed again and again on a thread without pops (a loop whose pop a `continue` skips).
+struct UnpoppedPhase {
+  std::string name;
+  uint32_t thread = 0;
+  uint64_t open_pushes = 0;  // pushes of it still open at the end of the trace (2 or more)
+};
+
+// Records that do not add up.
+struct PhaseBalance {
+  std::vector<UnpoppedPhase> unpopped;  // the most open pushes first, at most 5
+  uint64_t unpopped_names = 0;          // all of them, when there are more than 5
+  uint64_t deeper_than_max = 0;         // pushes deeper than replay::kMaxPhaseDepth: counted in the phase there
+  uint64_t unmatched_ends = 0;          // pops with nothing open in their domain, ends of ranges not open
+};
+
 struct PhasesModel {
   std::vector<PhaseFigures> phases;  // in the order each phase path was first entered
+  PhaseBalance balance;
 };
 
 PhasesModel phases_model(ModelInput& input);
