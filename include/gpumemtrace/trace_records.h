@@ -42,6 +42,9 @@ using format::MemoryKind;
 using format::Token;
 
 inline constexpr int32_t kNoDevice = -1;
+// The highest device index a trace may name: far above any machine's GPUs, and low enough that a table by
+// device index is small whatever the trace says.
+inline constexpr int32_t kMaxDevice = 4095;
 
 // How `gpumemtrace dump` shows a u or str field.
 // Frame: a StackNode's ip, an address or a tagged frame (format::is_tagged_frame).

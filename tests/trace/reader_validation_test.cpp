@@ -276,5 +276,32 @@ TEST(ReaderValidation, EveryBitFlipNeverCrashes) {
   expect_every_bit_flip_survived(python_frames_trace().bytes());
 }
 
+TEST(ReaderValidation, DeviceIndexesAboveTheMaximumAreCorrupt) {
+  TraceBuilder highest;
+  highest.alloc(Api::cudaMalloc, trace::kMaxDevice, 0x7000, 1, 0, 0);
+  EXPECT_EQ(read_error(highest.bytes()), "");
+  TraceBuilder beyond;
+  size_t offset = beyond.size();
+  beyond.alloc(Api::cudaMalloc, trace::kMaxDevice + 1, 0x7000, 1, 0, 0);
+  EXPECT_EQ(read_error(beyond.bytes()), corrupt_at(offset, "impossible device 4097"));
+  TraceBuilder failed;
+  failed.alloc_failed(Api::cudaMalloc, 1 << 30, 1, 0, 2, 0);
+  EXPECT_EQ(read_error(failed.bytes()), corrupt_at(16, "impossible device 1073741825"));
+}
+
+TEST(ReaderValidation, SizesThatAddUpPast64BitsAreCorrupt) {
+  constexpr uint64_t kHalf = uint64_t{1} << 63;
+  TraceBuilder allocs;
+  allocs.alloc(Api::cudaMalloc, 0, 0x7000, kHalf - 1, 0, 0).alloc(Api::cudaMalloc, 0, 0x8000, kHalf, 0, 0);
+  EXPECT_EQ(read_error(allocs.bytes()), "");  // 2^64 - 1 in all
+  allocs.alloc(Api::cudaMalloc, 0, 0x9000, 1, 0, 0);
+  EXPECT_EQ(read_error(allocs.bytes()),
+            corrupt_at(allocs.event_offset(), "alloc: the trace's sizes add up to more than 2^64 bytes"));
+  TraceBuilder maps;
+  maps.alloc(Api::cudaMalloc, 0, 0x7000, kHalf, 0, 0).mem_map(0x10000, kHalf, 0x7000, 0, 0);
+  EXPECT_EQ(read_error(maps.bytes()),
+            corrupt_at(maps.event_offset(), "mem-map: the trace's sizes add up to more than 2^64 bytes"));
+}
+
 }  // namespace
 }  // namespace gpumemtrace::test

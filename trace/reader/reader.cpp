@@ -15,7 +15,7 @@ namespace {
 
 // "u device+1" with 0 = none.
 bool to_device(uint64_t stored, int32_t& device) {
-  if (stored > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) return false;
+  if (stored > static_cast<uint64_t>(kMaxDevice) + 1) return false;
   device = static_cast<int32_t>(stored) - 1;
   return true;
 }
@@ -37,7 +37,12 @@ class Reader::FieldReader {
 
   const std::string& error() const { return error_; }
 
-  void u(std::string_view, uint64_t& value, As = As::Number) { value = c_.u(); }
+  void u(std::string_view, uint64_t& value, As as = As::Number) {
+    value = c_.u();
+    if (as == As::Size && __builtin_add_overflow(sizes_, value, &sizes_))
+      fail("{}: the trace's sizes add up to more than 2^64 bytes", noun_);
+  }
+  uint64_t sizes() const { return sizes_; }  // the record's sizes, added up
   void u(std::string_view name, uint32_t& value, As = As::Number) {
     uint64_t stored = c_.u();
     if (stored > std::numeric_limits<uint32_t>::max()) fail("impossible {} {}", name, stored);
@@ -84,6 +89,7 @@ class Reader::FieldReader {
   FieldCursor& c_;
   std::string_view noun_;
   std::string error_;
+  uint64_t sizes_ = 0;
 };
 
 Reader::Reader(const std::string& path) : file_(std::make_unique<MappedFile>(path)), data_(file_->bytes()) {
@@ -224,6 +230,7 @@ const Record* Reader::decode_alloc(uint8_t token, const uint8_t* start) {
   if (stack >= last_size_by_stack_.size()) last_size_by_stack_.resize(stack + 1, 0);
   uint64_t& last_size = last_size_by_stack_[stack];
   out.size = last_size += static_cast<uint64_t>(size_delta);
+  if (!add_size(out.size)) return corrupt(start, "alloc: the trace's sizes add up to more than 2^64 bytes");
   out.device = device_;
   out.stack = static_cast<uint32_t>(stack);
   out.address = address_ += static_cast<uint64_t>(address_delta);
@@ -273,7 +280,9 @@ bool Reader::read(FieldCursor& cursor, R& out, const uint8_t* start) {
   FieldReader fields(*this, cursor, noun_of<R>());
   R::fields(out, fields);
   if (!whole(cursor, start)) return false;
-  return fields.error().empty() || reject(start, fields.error());
+  if (!fields.error().empty()) return reject(start, fields.error());
+  return add_size(fields.sizes()) ||
+         reject(start, fmt::format("{}: the trace's sizes add up to more than 2^64 bytes", noun_of<R>()));
 }
 
 bool Reader::apply(Process& out, const uint8_t*) {

@@ -124,6 +124,9 @@ class Reader {
   Record record_;
   uint64_t time_ns_ = 0;
   uint64_t address_ = 0;  // the last Alloc/Free address, which the next one is a delta from
+  // Every size the trace holds, added up: no sum the analyzer makes of them can wrap while this has not.
+  uint64_t size_total_ = 0;
+  bool add_size(uint64_t size) { return !__builtin_add_overflow(size_total_, size, &size_total_); }
   uint32_t thread_ = 0;
   int32_t device_ = kNoDevice;  // the device of the Alloc records (Device state record)
   std::vector<uint64_t> last_size_by_stack_ = std::vector<uint64_t>(1, 0);  // Alloc sizes are deltas per stack
