@@ -12,6 +12,8 @@
 // with the same selection (--device, --from, --to, --min-size) as the first.
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "analyzer/export/exports.h"
@@ -36,6 +38,7 @@ struct VizEvent {
   replay::StackId stack = 0;
   uint64_t device_free = 0;  // oom
   bool dropped = false;      // the block over a whole segment that a heap turned out to cover
+  uint64_t stream = 0;
 };
 
 struct VizSegment {
@@ -45,6 +48,7 @@ struct VizSegment {
   bool expandable = false;  // a VMM mapping
   bool whole = true;        // no heap covers it: one block over all of it
   size_t whole_alloc = 0;   // the event that allocated that block
+  uint64_t stream = 0;      // a stream-ordered allocation's; its blocks are on it too
 };
 
 struct VizBlock {
@@ -54,6 +58,7 @@ struct VizBlock {
   uint64_t reserved = 0;  // 0: not said
   replay::StackId stack = 0;
   bool pending = false;
+  uint64_t stream = 0;
   uint64_t footprint() const { return std::max(size, reserved); }
 };
 
@@ -65,10 +70,10 @@ class SnapshotBuilder : public replay::AllocationListener {
   void allocated(const replay::AllocationEvent& a) override {
     if (a.device == trace::kNoDevice) return;
     if (a.kind == trace::MemoryKind::VmmPhysical) {
-      handles_.insert_or_assign(a.address, VizSegment{a.device, 0, a.stack, true, true});
+      handles_.insert_or_assign(a.address, VizSegment{a.device, 0, a.stack, true, true, 0, a.stream});
     } else if (a.kind == trace::MemoryKind::Device || a.kind == trace::MemoryKind::AsyncPool) {
       keys_.insert_or_assign(a.key, a.address);
-      open_segment(a.address, VizSegment{a.device, a.size, a.stack, false, true}, a.time_ns);
+      open_segment(a.address, VizSegment{a.device, a.size, a.stack, false, true, 0, a.stream}, a.time_ns);
     }
   }
   void freed(uint64_t key, uint64_t time_ns) override {
@@ -104,15 +109,17 @@ class SnapshotBuilder : public replay::AllocationListener {
               cover(segment);
               free_block(r.address, r.time_ns);
               const replay::HeapBlock* block = replay.heaps().block(r.heap, r.address);
-              VizBlock live{segments_[segment].device, r.heap, r.size, r.reserved, block ? block->stack : 0, false};
+              const VizSegment& over = segments_[segment];
+              VizBlock live{over.device, r.heap, r.size, r.reserved, block ? block->stack : 0, false, over.stream};
               blocks_.insert_or_assign(r.address, live);
-              event(live.device, {Action::Alloc, r.address, r.size, r.time_ns, live.stack, 0});
+              event(live.device, live.stream, {Action::Alloc, r.address, r.size, r.time_ns, live.stack, 0});
             },
             [&](const trace::SubFreeRequested& r) {
               auto it = blocks_.find(r.address);
               if (it == blocks_.end() || it->second.heap != r.heap || it->second.pending) return;
               it->second.pending = true;
-              event(it->second.device, {Action::FreeRequested, r.address, it->second.size, r.time_ns, it->second.stack, 0});
+              event(it->second.device, it->second.stream,
+                    {Action::FreeRequested, r.address, it->second.size, r.time_ns, it->second.stack, 0});
             },
             [&](const trace::SubFree& r) {
               auto it = blocks_.find(r.address);
@@ -129,7 +136,7 @@ class SnapshotBuilder : public replay::AllocationListener {
               failures_seen_ = replay.failures().size();
               const replay::Failure& failure = replay.failures().back();
               if (failure.out_of_memory() && failure.device != trace::kNoDevice)
-                event(failure.device, {Action::Oom, 0, r.size, r.time_ns, failure.stack, failure.device_free});
+                event(failure.device, 0, {Action::Oom, 0, r.size, r.time_ns, failure.stack, failure.device_free});
             },
             trace::handle<trace::ModulesBegin, trace::Module, trace::StacksReset, trace::StackNode,
                           trace::PythonCode, trace::NativeFunction, trace::ThreadNew, trace::ThreadSwitch,
@@ -150,7 +157,9 @@ class SnapshotBuilder : public replay::AllocationListener {
  private:
   static constexpr uint64_t kNone = UINT64_MAX;
 
-  void event(int32_t device, const VizEvent& e) {
+  // Devices are at most trace::kMaxDevice (the reader's bound), so a list by device stays small.
+  void event(int32_t device, uint64_t stream, VizEvent e) {
+    e.stream = stream;
     if (events_.size() <= static_cast<size_t>(device)) events_.resize(static_cast<size_t>(device) + 1);
     events_[static_cast<size_t>(device)].push_back(e);
   }
@@ -160,8 +169,8 @@ class SnapshotBuilder : public replay::AllocationListener {
   }
   void open_segment(uint64_t address, VizSegment segment, uint64_t time_ns) {
     close_segment(address, time_ns);  // its free is missing
-    event(segment.device, {Action::SegmentAlloc, address, segment.size, time_ns, segment.stack, 0});
-    event(segment.device, {Action::Alloc, address, segment.size, time_ns, segment.stack, 0});
+    event(segment.device, segment.stream, {Action::SegmentAlloc, address, segment.size, time_ns, segment.stack, 0});
+    event(segment.device, segment.stream, {Action::Alloc, address, segment.size, time_ns, segment.stack, 0});
     segment.whole_alloc = events_[static_cast<size_t>(segment.device)].size() - 1;
     segments_.insert_or_assign(address, segment);
   }
@@ -170,7 +179,7 @@ class SnapshotBuilder : public replay::AllocationListener {
     if (it == segments_.end()) return;
     const VizSegment& segment = it->second;
     if (segment.whole) {
-      free_events(segment.device, address, segment.size, segment.stack, false, time_ns);
+      free_events(segment.device, segment.stream, address, segment.size, segment.stack, false, time_ns);
     } else {
       auto first = blocks_.lower_bound(address);
       auto last = blocks_.lower_bound(address + segment.size);
@@ -178,7 +187,7 @@ class SnapshotBuilder : public replay::AllocationListener {
       for (auto block = first; block != last; ++block) inside.push_back(block->first);
       for (uint64_t block : inside) free_block(block, time_ns);
     }
-    event(segment.device, {Action::SegmentFree, address, segment.size, time_ns, segment.stack, 0});
+    event(segment.device, segment.stream, {Action::SegmentFree, address, segment.size, time_ns, segment.stack, 0});
     segments_.erase(it);
   }
   // A heap covers the segment: the heap's blocks are its blocks, from its start (the one block over all of
@@ -213,13 +222,13 @@ class SnapshotBuilder : public replay::AllocationListener {
     auto it = blocks_.find(address);
     if (it == blocks_.end()) return;
     const VizBlock& block = it->second;
-    free_events(block.device, address, block.size, block.stack, block.pending, time_ns);
+    free_events(block.device, block.stream, address, block.size, block.stack, block.pending, time_ns);
     blocks_.erase(it);
   }
-  void free_events(int32_t device, uint64_t address, uint64_t size, replay::StackId stack, bool requested,
+  void free_events(int32_t device, uint64_t stream, uint64_t address, uint64_t size, replay::StackId stack, bool requested,
                    uint64_t time_ns) {
-    if (!requested) event(device, {Action::FreeRequested, address, size, time_ns, stack, 0});
-    event(device, {Action::FreeCompleted, address, size, time_ns, stack, 0});
+    if (!requested) event(device, stream, {Action::FreeRequested, address, size, time_ns, stack, 0});
+    event(device, stream, {Action::FreeCompleted, address, size, time_ns, stack, 0});
   }
 
   uint64_t start_wall_ns_ = 0;
@@ -283,18 +292,28 @@ class MemoryVizExport : public Exporter {
     report::Frames all = symbolize_(stack);
     report::Frames frames = options_.all_frames ? all : report::user_frames(all);
     pickle_.begin_list();
-    for (const symbolize::Frame& frame : frames) {
-      pickle_.begin_dict();
-      pickle_.str(schema::kName);
-      pickle_.str(frame.function.empty() ? report::frame_text(frame) : frame.function);
-      pickle_.str(schema::kFilename);
-      pickle_.str(!frame.file.empty() ? frame.file : !frame.module.empty() ? frame.module : "??");
-      pickle_.str(schema::kLine);
-      pickle_.unsigned_integer(frame.line);
-      pickle_.end_dict();
-    }
+    for (const symbolize::Frame& frame : frames) write_frame(frame);
     pickle_.end_list();
     memo_.emplace(stack, pickle_.memoize());
+  }
+
+  // One frame's dict; written once, then referred to through the memo (stacks share most of their frames).
+  void write_frame(const symbolize::Frame& frame) {
+    FrameKey key{frame.function.empty() ? report::frame_text(frame) : frame.function,
+                 !frame.file.empty() ? frame.file : !frame.module.empty() ? frame.module : "??", frame.line};
+    if (auto it = frame_memo_.find(key); it != frame_memo_.end()) {
+      pickle_.get(it->second);
+      return;
+    }
+    pickle_.begin_dict();
+    pickle_.str(schema::kName);
+    pickle_.str(std::get<0>(key));
+    pickle_.str(schema::kFilename);
+    pickle_.str(std::get<1>(key));
+    pickle_.str(schema::kLine);
+    pickle_.unsigned_integer(frame.line);
+    pickle_.end_dict();
+    frame_memo_.emplace(std::move(key), pickle_.memoize());
   }
 
   void write_block(uint64_t address, uint64_t size, uint64_t requested, BlockState state, replay::StackId stack) {
@@ -369,7 +388,7 @@ class MemoryVizExport : public Exporter {
     pickle_.str(schema::kRequestedSize);
     pickle_.unsigned_integer(parts.requested);
     pickle_.str(schema::kStream);
-    pickle_.integer(0);
+    pickle_.unsigned_integer(segment.stream);
     pickle_.str(schema::kSegmentType);
     pickle_.str(schema::kLargePool);
     pickle_.str(schema::kSegmentPoolId);
@@ -398,7 +417,7 @@ class MemoryVizExport : public Exporter {
     pickle_.str(schema::kSize);
     pickle_.unsigned_integer(e.size);
     pickle_.str(schema::kStream);
-    pickle_.integer(0);
+    pickle_.unsigned_integer(e.stream);
     pickle_.str(schema::kTimeUs);
     pickle_.unsigned_integer((start_wall_ns + e.time_ns) / 1000);
     pickle_.str(schema::kFrames);
@@ -413,6 +432,8 @@ class MemoryVizExport : public Exporter {
   pytorch::PickleWriter pickle_;
   report::SymbolizeStack symbolize_;
   std::unordered_map<replay::StackId, uint32_t> memo_;  // a stack's frames list in the pickle's memo
+  using FrameKey = std::tuple<std::string, std::string, uint32_t>;  // name, file name, line
+  std::map<FrameKey, uint32_t> frame_memo_;                         // a frame's dict in the memo
 };
 
 }  // namespace

@@ -12,7 +12,10 @@ std::string where(const report::OomFailure& failure) {
 }
 
 std::string device_memory_text(const report::OomFailure& failure) {
-  if (failure.total_bytes == 0) return "free and total memory unknown";
+  // A PyTorch snapshot's out-of-memory entry has the device's free memory but not its total.
+  if (failure.total_bytes == 0)
+    return failure.free_bytes ? fmt::format("{} free (total unknown)", format_size(failure.free_bytes))
+                              : std::string("free and total memory unknown");
   return fmt::format("{} free of {}", format_size(failure.free_bytes), format_size(failure.total_bytes));
 }
 

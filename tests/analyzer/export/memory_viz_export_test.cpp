@@ -119,6 +119,7 @@ for device, trace in enumerate(s['device_traces']):
 out['segments'] = [(x['address'], x['total_size'], x['is_expandable'], [(b['state'], b['size'], b['requested_size'])
                     for b in x['blocks']]) for x in s['segments']]
 out['oom'] = [(e['size'], e['device_free'], e['frames'][0]['name']) for e in s['device_traces'][0] if e['action'] == 'oom']
+out['streams'] = [e['stream'] for e in s['device_traces'][0]]
 print(json.dumps(out))
 )";
 
@@ -154,6 +155,8 @@ TEST_F(MemoryVizExport, FollowsWhatMemoryVizReads) {
       [536870912, 1048576, false, [["active_allocated", 1048576, 1048576]]],
       [805306368, 4194304, true, [["active_allocated", 4194304, 4194304]]]])"));
   EXPECT_EQ(viz["oom"], Json::parse(R"([[1073741824, 104857600, "step"]])"));
+  // The async allocation's segment, its block and their frees are on the stream the trace recorded.
+  EXPECT_EQ(viz["streams"], Json::parse("[0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 0, 0]"));
 }
 
 // Read back as a snapshot, the export gives the trace's figures, at the same times: its trace starts 1 µs
@@ -195,6 +198,9 @@ TEST_F(MemoryVizExport, ReadBackItGivesTheFiguresOfTheTrace) {
   EXPECT_EQ(oom["stack"].at(0)["function"], "step");
   EXPECT_EQ(oom["stack"].at(0)["file"], "train.py");
   EXPECT_EQ(oom["stack"].at(0)["line"], 42);
+  // A snapshot's out-of-memory entry has the device's free memory, not its total (issue 23, item 6).
+  ProcessResult text = run_gpumemtrace({"oom", snapshot_});
+  EXPECT_NE(text.out.find("  device 0: 100 MiB free (total unknown)\n"), std::string::npos) << text.out;
 }
 
 // A real PyTorch snapshot, read as a trace and exported again: MemoryViz.js can read the export and undo it
