@@ -6,8 +6,11 @@
 //     --screenshot FILE   a PNG of the window after the clicks (--full-page: of the whole page)
 //     --click-ns T        click the first timeline where time T (ns) is drawn; may be repeated
 //     --width N, --height N  the window's size in CSS pixels (default 1280 x 900)
+//     --expand-all        open every collapsible tree node (the leaks, growth and OOM trees) after the clicks
 //
-// Output: {"open_ms", "console_errors": [...], "timelines", "flame_frames", "clicks": [{"time_ns",
+// Output: {"open_ms", "console_errors": [...], "sections": [the ids of the page's sections], "timelines",
+// "flame_frames", "expanded" (with --expand-all: the tree nodes opened, the deepest nesting of them),
+// "clicks": [{"time_ns",
 // "ns_per_pixel", "clicked_ns" (the time the page took the click for: within a pixel of time_ns),
 // "live_bytes", "moment_ns", "start_ns", "end_ns", "rows": [{"bytes", "allocations", "where"}],
 // "flame_names": [...]}]}. Exit status 0 when the page was opened, 1 on bad arguments, 2 when the
@@ -21,12 +24,13 @@ const { chromium } = require('playwright-core');
 const kChromium = process.env.GPUMEMTRACE_CHROMIUM || '/usr/bin/chromium';
 
 function parse(argv) {
-  const options = { page: null, screenshot: null, fullPage: false, clicks: [], width: 1280, height: 900 };
+  const options = { page: null, screenshot: null, fullPage: false, clicks: [], width: 1280, height: 900, expandAll: false };
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     if (arg === '--screenshot') options.screenshot = argv[++i];
     else if (arg === '--click-ns') options.clicks.push(Number(argv[++i]));
     else if (arg === '--full-page') options.fullPage = true;
+    else if (arg === '--expand-all') options.expandAll = true;
     else if (arg === '--width') options.width = Number(argv[++i]);
     else if (arg === '--height') options.height = Number(argv[++i]);
     else if (!options.page && !arg.startsWith('--')) options.page = arg;
@@ -88,6 +92,7 @@ async function main() {
     const result = {
       open_ms: openMs,
       console_errors: consoleErrors,
+      sections: await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => s.id)),
       timelines: await page.locator('.timeline canvas').count(),
       flame_frames: await page.locator('#liveset .flame svg g rect').count(),
       initial: await liveSet(page),
@@ -102,6 +107,21 @@ async function main() {
       }, timeNs);
       await page.mouse.click(point.x, point.y);
       result.clicks.push({ time_ns: timeNs, ns_per_pixel: point.nsPerPixel, ...(await liveSet(page)) });
+    }
+    if (options.expandAll) {
+      result.expanded = await page.evaluate(() => {
+        const all = [...document.querySelectorAll('details')];
+        for (const details of all) details.open = true;
+        let deepest = 0;
+        for (const details of all) {
+          let depth = 0;
+          for (let node = details; node; node = node.parentElement) if (node.tagName === 'DETAILS') ++depth;
+          deepest = Math.max(deepest, depth);
+        }
+        return { nodes: all.length, deepest };
+      });
+      // Laid out with every node open: a page that nests too deep dies here.
+      result.expanded.height = await page.evaluate(() => document.body.scrollHeight);
     }
     if (options.screenshot) await page.screenshot({ path: options.screenshot, fullPage: options.fullPage });
     result.console_errors = consoleErrors;

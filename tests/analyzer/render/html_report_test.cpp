@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
+#include "tests/support/trace_builder.h"
 #include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
@@ -153,6 +155,43 @@ TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
   EXPECT_TRUE(std::any_of(flame.begin(), flame.end(), [](const std::string& name) {
     return name.rfind("alloc_history (known_workload.cpp:", 0) == 0;
   })) << peak["flame_names"].dump();
+}
+
+// A leak whose stack is 5,000 frames deep (a PyTorch snapshot's can be; the trace records no depth limit):
+// the page shows at most 256 of them, says it is ready with every section, and with every tree node opened
+// (48 levels nested, the callers beyond listed flat under one) it still lays out without an error.
+TEST(HtmlDeepStack, IsFoldedAndThePageStaysWhole) {
+  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
+  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
+    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  ScratchDir scratch;
+  TraceBuilder b;
+  b.process(7, 1, 0, 0, -1, "host", "deep", {"deep"});
+  b.thread_new(1, 7, "main");
+  for (uint64_t depth = 1; depth <= 5000; ++depth) b.stack_node(depth - 1, 0x400000 + depth * 16);
+  b.alloc(format::Api::cudaMalloc, 0, 0x7f0000000000, kMiB, 5000, 1000);
+  b.alloc(format::Api::cudaMalloc, 0, 0x7f0000100000, 2 * kMiB, 2500, 1000);
+  b.end(2, 1000);
+  std::string trace = write_file(scratch / "deep.trace", b.bytes());
+  std::string page = scratch / "deep.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, trace});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  nlohmann::json data = embedded_json(read_file(page));
+  ASSERT_EQ(data["leaks"].size(), 2u);
+  EXPECT_EQ(data["leaks"][0]["stack"].size(), 257u);  // 256 frames and the marker of the cut
+  EXPECT_EQ(data["leaks"][0]["stack"][256]["kind"], "truncated");
+
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page, "--expand-all"}, {{"NODE_PATH", NODE_MODULES}});
+  ASSERT_EQ(browser.exit_code, 0) << browser.err;
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  std::vector<std::string> sections = seen["sections"];
+  for (const char* id : {"timelines", "liveset", "leaks"})
+    EXPECT_NE(std::find(sections.begin(), sections.end(), id), sections.end()) << id << " in " << seen["sections"].dump();
+  EXPECT_GT(seen["expanded"]["nodes"].get<int>(), 48);
+  EXPECT_LE(seen["expanded"]["deepest"].get<int>(), 49);  // 48 frames nested, then one node for the rest
+  EXPECT_GT(seen["expanded"]["height"].get<int>(), 0);
 }
 
 }  // namespace
