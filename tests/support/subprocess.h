@@ -1,6 +1,7 @@
 // Runs a program the way a user would, with a chosen environment, and collects what it did.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@ namespace gpumemtrace::test {
 struct ProcessResult {
   int exit_code = -1;    // valid when term_signal == 0
   int term_signal = 0;   // the signal that ended it, or 0
+  uint64_t max_rss_kib = 0;  // its largest resident set
   std::string out;
   std::string err;
 };
