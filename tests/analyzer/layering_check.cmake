@@ -2,9 +2,9 @@
 # cmake -DSOURCE_DIR=<repository> -P layering_check.cmake; fails with every include that points up.
 #
 # From the bottom: the PyTorch snapshot format, the importers, the replay model, the symbolizer, the passes
-# over a trace, the report models, their renderers, the CI outputs, the exports of a trace, the --format table,
-# the command. A subfolder not listed belongs to its folder (sources/pytorch is an importer).
-set(layers pytorch sources replay symbolize analysis report render render/budget export format cli)
+# over a trace, the model of PyTorch's caching allocator, the report models, their renderers, the CI outputs, the
+# exports of a trace, the --format table, the command. A subfolder not listed belongs to its folder (sources/pytorch is an importer).
+set(layers pytorch sources replay symbolize analysis allocator_model report render render/budget export format cli)
 
 function(layer_of path out)
   set(found -1)

@@ -1,0 +1,46 @@
+// A recorded PyTorch history (the joined snapshots of one process: sources/pytorch/joined_history.h) replayed
+// through the allocator model, and what the model asked of the device compared with what PyTorch's allocator
+// did: its segment_alloc/segment_free (or segment_map/segment_unmap) entries, in order and by size.
+//
+// The replay feeds the model the history's requests: each alloc (its requested size and stream), each
+// free_requested, freed at once when free_completed follows it directly, else later, when its free_completed
+// comes (record_stream), and each oom entry's request again. The history does not record empty_cache calls: a
+// release of cached segments between two requests that the model's next malloc would not make itself is taken
+// for one. A new segment takes the address of the recorded one of the same size in the same malloc, so that ties
+// between blocks of one size are broken as they were.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analyzer/allocator_model/allocator.h"
+#include "analyzer/sources/pytorch/joined_history.h"
+
+namespace gpumemtrace::allocator_model {
+
+struct HistoryReplay {
+  std::vector<SegmentEvent> recorded;  // the history's segment entries, in order (request: the next alloc's)
+  std::vector<SegmentEvent> modelled;  // the model's
+  // The first index at which the two differ in kind, size or stream (or one of them ends); nullopt: the same.
+  std::optional<size_t> first_difference;
+  uint64_t requests = 0;                       // allocs and ooms replayed
+  uint64_t empty_caches = 0;                   // empty_cache calls inferred from the history
+  std::vector<uint64_t> recorded_out_of_memory;  // requests (counted from 0) that failed in the history
+  uint64_t recorded_peak_reserved = 0;           // from the recorded segment entries
+  Counters counters;                             // the model's
+  uint64_t unknown_frees = 0;  // frees of blocks the replay did not hand out (allocated before the history)
+  bool initial_state_empty = true;  // false: the history began with segments the model did not start with
+};
+
+// Replays `device`'s entries of `history` under `settings`. The model starts empty: a history that begins with
+// segments (recording turned on after the first allocation) says so in initial_state_empty.
+HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, const pytorch::JoinedHistory& history,
+                             int32_t device, const Settings& settings);
+
+// "segment_alloc 20971520 B on stream 0" for a message.
+std::string describe(const SegmentEvent& event);
+
+}  // namespace gpumemtrace::allocator_model
