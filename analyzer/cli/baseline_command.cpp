@@ -9,6 +9,7 @@
 #include "analyzer/cli/run_profiles.h"
 #include "analyzer/cli/standard_output.h"
 #include "analyzer/render/budget/baseline_json.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::cli {
 
@@ -44,7 +45,7 @@ int baseline_main(std::span<const std::string> args) {
   write_output_file(*output, std::string_view(text.data(), text.size()));
   if (*output == "-") return kExitOk;
   fmt::print(stderr, "gpumemtrace: baseline of {} {} written to {}\n", runs.size(), runs.size() == 1 ? "trace" : "traces",
-             *output);
+             terminal_text(*output));
   return kExitOk;
 }
 

@@ -13,6 +13,7 @@
 #include "analyzer/cli/standard_output.h"
 #include "analyzer/render/budget/budget_output.h"
 #include "common/size_units.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::cli {
 
@@ -125,7 +126,7 @@ int check_main(std::span<const std::string> args) {
   try {
     return check(args);
   } catch (const UsageError& error) {  // 2, not 1: check's 1 means over budget
-    fmt::print(stderr, "gpumemtrace check: {} (see gpumemtrace check --help)\n", error.what());
+    fmt::print(stderr, "gpumemtrace check: {} (see gpumemtrace check --help)\n", terminal_text(error.what()));
     return kExitBadTrace;
   }
 }

@@ -37,5 +37,10 @@ class UsageError : public std::runtime_error {
 
 // Prints "gpumemtrace: PATH: MESSAGE" and returns kExitBadTrace.
 int trace_error(std::string_view path, std::string_view message);
+// Prints "gpumemtrace: warning: MESSAGE" on stderr.
+void print_warning(std::string_view message);
+
+// What stderr says of paths and names (from a trace, a file or the command line) is escaped as
+// common/terminal_text.h says: trace_error, print_warning and main's messages print through it.
 
 }  // namespace gpumemtrace::cli

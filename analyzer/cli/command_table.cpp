@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/cli/command.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::cli {
 
@@ -37,8 +38,10 @@ const Command* find_command(std::string_view name) {
 }
 
 int trace_error(std::string_view path, std::string_view message) {
-  fmt::print(stderr, "gpumemtrace: {}: {}\n", path, message);
+  fmt::print(stderr, "gpumemtrace: {}: {}\n", terminal_text(path), terminal_text(message));
   return kExitBadTrace;
 }
+
+void print_warning(std::string_view message) { fmt::print(stderr, "gpumemtrace: warning: {}\n", terminal_text(message)); }
 
 }  // namespace gpumemtrace::cli

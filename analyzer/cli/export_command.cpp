@@ -107,9 +107,7 @@ int export_main(std::span<const std::string> args) {
     return trace_error(arguments->path, analysis.trace.error);
   }
 
-  symbolize::Symbolizer symbolizer(analysis.replay->stacks(), [](std::string_view warning) {
-    fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
-  });
+  symbolize::Symbolizer symbolizer(analysis.replay->stacks(), print_warning);
   exporter->finish(analysis, [&](replay::StackId id) { return symbolizer.stack(id); });
   output.close();
   return kExitOk;

@@ -10,8 +10,10 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/standard_output.h"
 #include "analyzer/format/output_format.h"
+#include "common/terminal_text.h"
 
 using namespace gpumemtrace::cli;
+using gpumemtrace::terminal_text;
 
 namespace {
 
@@ -38,13 +40,14 @@ int run_command(const Command& command, std::span<const std::string> args) {
   try {
     return command.main(args);
   } catch (const UsageError& error) {
-    fmt::print(stderr, "gpumemtrace {}: {} (see gpumemtrace {} --help)\n", command.name, error.what(), command.name);
+    fmt::print(stderr, "gpumemtrace {}: {} (see gpumemtrace {} --help)\n", command.name, terminal_text(error.what()),
+               command.name);
     return kExitUsage;
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "gpumemtrace {}: out of memory\n", command.name);
     return kExitSystem;
   } catch (const std::exception& error) {  // the system refused something (output, fork, /proc)
-    fmt::print(stderr, "gpumemtrace {}: {}\n", command.name, error.what());
+    fmt::print(stderr, "gpumemtrace {}: {}\n", command.name, terminal_text(error.what()));
     return kExitSystem;
   }
 }
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
 
   const Command* command = find_command(args[0]);
   if (!command) {
-    fmt::print(stderr, "gpumemtrace: unknown command '{}' (see gpumemtrace --help)\n", args[0]);
+    fmt::print(stderr, "gpumemtrace: unknown command '{}' (see gpumemtrace --help)\n", terminal_text(args[0]));
     return kExitUsage;
   }
   return run_command(*command, std::span<const std::string>(args).subspan(1));

@@ -148,9 +148,7 @@ int run_report(std::span<const std::string> args, const ReportCommand& command) 
   }
   if (analysis.trace.corrupt) return trace_error(arguments->path, analysis.trace.error);
 
-  symbolize::Symbolizer symbolizer(analysis.replay->stacks(), [](std::string_view warning) {
-    fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
-  });
+  symbolize::Symbolizer symbolizer(analysis.replay->stacks(), print_warning);
   report::Report report;
   try {
     report = report::build_report(

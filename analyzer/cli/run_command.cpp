@@ -17,6 +17,7 @@
 #include "common/output_pattern.h"
 #include "common/size_units.h"
 #include "trace/reader/reader.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::cli {
 
@@ -135,7 +136,7 @@ void report_trace(const std::optional<fs::path>& trace, bool inject) {
   else if (!trace)
     fmt::print(stderr, "gpumemtrace: no trace was written (see warnings above)\n");
   else
-    fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", trace->string(), format_size(fs::file_size(*trace, error)));
+    fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", terminal_text(trace->string()), format_size(fs::file_size(*trace, error)));
 }
 
 int run_main(std::span<const std::string> args) {
@@ -200,7 +201,7 @@ int run_main(std::span<const std::string> args) {
     if (options->sim_devices) setenv("GPUMEMTRACE_SIM_DEVICES", options->sim_devices->c_str(), 1);
   });
   if (child.start_error) {
-    fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", options->command[0], std::strerror(child.start_error));
+    fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", terminal_text(options->command[0]), std::strerror(child.start_error));
     return child.start_error == ENOENT ? 127 : 126;
   }
   report_trace(written_trace(root_trace(child.pid), child.pid, started_ns, before), options->inject);

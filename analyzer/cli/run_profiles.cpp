@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyzer/cli/command.h"
 #include "analyzer/cli/progress.h"
 #include "analyzer/render/budget/baseline_json.h"
 #include "analyzer/sources/trace_set.h"
@@ -19,7 +20,7 @@ analysis::Analysis read_trace(const std::string& path, const replay::ReplayOptio
   analysis::Analysis analysis = analysis::analyze(path, options, std::ref(progress), source);
   if (analysis.trace.joined)
     for (const std::string& unreadable : analysis.trace.joined->unreadable)
-      fmt::print(stderr, "gpumemtrace: warning: {}: the trace is analyzed without this PyTorch snapshot\n", unreadable);
+      print_warning(unreadable + ": the trace is analyzed without this PyTorch snapshot");
   return analysis;
 }
 
@@ -44,9 +45,7 @@ size_t read_traces(const std::string& path, const replay::ReplayOptions& options
       continue;
     }
     const replay::StackTable& stacks = analysis.replay->stacks();
-    symbolize::Symbolizer symbolizer(stacks, [](std::string_view warning) {
-      fmt::print(stderr, "gpumemtrace: warning: {}\n", warning);
-    });
+    symbolize::Symbolizer symbolizer(stacks, print_warning);
     on_trace(analysis, [&](replay::StackId id) { return symbolizer.stack(id); });
   }
   return paths.size();

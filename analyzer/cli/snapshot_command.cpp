@@ -23,6 +23,7 @@
 #include "analyzer/cli/command_line.h"
 #include "common/clock.h"
 #include "trace/reader/reader.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::cli {
 
@@ -48,7 +49,7 @@ constexpr std::string_view kExitStatus =
 
 // Writes "gpumemtrace snapshot: MESSAGE" and returns `status`.
 int fail(int status, const std::string& message) {
-  fmt::print(stderr, "gpumemtrace snapshot: {}\n", message);
+  fmt::print(stderr, "gpumemtrace snapshot: {}\n", terminal_text(message));
   return status;
 }
 
@@ -251,7 +252,7 @@ int snapshot_main(std::span<const std::string> args) {
     return fail(kExitSystem, fmt::format("cannot signal process {}: {}", pid, std::strerror(signal_error)));
   std::string pattern = (trace.parent_path() / (trace.filename().string() + ".torch-usr1-N.pickle")).string();
   if (wait_seconds == 0) {
-    fmt::print("asked process {} for a PyTorch snapshot: {}\n", pid, pattern);
+    fmt::print("asked process {} for a PyTorch snapshot: {}\n", pid, terminal_text(pattern));
     return kExitOk;
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds);
@@ -259,7 +260,7 @@ int snapshot_main(std::span<const std::string> args) {
     for (const auto& [name, inode] : usr1_snapshots(trace)) {
       auto old = before.find(name);
       if (old == before.end() || old->second != inode) {
-        fmt::print("{}\n", (trace.parent_path() / name).string());
+        fmt::print("{}\n", terminal_text((trace.parent_path() / name).string()));
         return kExitOk;
       }
     }

@@ -7,22 +7,51 @@
 // in place of its extension) has one row per frame of each stack the rows name,
 //   stack,depth,function,file,line,module,offset,kind
 // depth 0 the innermost frame, every frame (as in JSON); offset the address in the module (the address
-// itself without a module; empty for a Python frame); kind native, python or truncated.
+// itself without a module; empty for a Python frame); kind native, python or truncated. The text cells are
+// UTF-8, and a name a spreadsheet would take for a formula ("=HYPERLINK(...)", "-cmd") starts with a ' in
+// quotes (append_field).
 #include <vector>
 
 #include "analyzer/export/exports.h"
 #include "analyzer/replay/lifetimes.h"
+#include "common/utf8.h"
 
 namespace gpumemtrace::render {
 
 namespace {
 
-void append_field(fmt::memory_buffer& out, std::string_view field) {
-  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+// "-12", "+3.5", "1e-9": a number, which a spreadsheet reads as one and no formula.
+bool is_number(std::string_view text) {
+  size_t i = text.starts_with('-') || text.starts_with('+') ? 1 : 0;
+  auto digits = [&] {
+    size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  bool whole = digits();
+  bool fraction = i < text.size() && text[i] == '.' && (++i, digits());
+  if (!whole && !fraction) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
+// A text cell (a function, file or module name: the numeric columns are written as numbers). Bytes that are
+// not UTF-8 become U+FFFD. A cell a spreadsheet would run as a formula (OWASP's CSV injection: starting with
+// =, +, -, @, a tab or a carriage return), unless it is a number, gets a ' in front and is quoted.
+void append_field(fmt::memory_buffer& out, std::string_view raw) {
+  std::string field = valid_utf8(raw);
+  bool formula = !field.empty() && std::string_view("=+-@\t\r").find(field.front()) != std::string_view::npos &&
+                 !is_number(field);
+  if (!formula && field.find_first_of(",\"\r\n") == std::string::npos) {
     out.append(field);
     return;
   }
   out.push_back('"');
+  if (formula) out.push_back('\'');
   for (char c : field) {
     if (c == '"') out.push_back('"');
     out.push_back(c);

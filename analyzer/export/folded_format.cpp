@@ -2,7 +2,8 @@
 // the outermost frame first. The root frame is the memory ("device 0", "managed memory", "pinned host
 // memory"); then the frames people read (report::user_frames, or all of them with --all-frames), named
 // like the text output names them: a native frame by its function (no parameters, no template arguments),
-// a Python frame "train_loop.py:57 in train_step". Equal lines are merged; lines are sorted.
+// a Python frame "train_loop.py:57 in train_step", control characters escaped as the text output does
+// (common/terminal_text.h). Equal lines are merged; lines are sorted.
 #include <map>
 
 #include "analyzer/export/exports.h"
@@ -15,11 +16,11 @@ namespace gpumemtrace::render {
 namespace {
 
 std::string frame_name(const symbolize::Frame& frame) {
-  std::string name = frame.kind == symbolize::FrameKind::Native && !frame.function.empty()
-                         ? report::short_function_name(frame.function)
-                         : report::frame_text(frame);
+  std::string name = terminal_text(frame.kind == symbolize::FrameKind::Native && !frame.function.empty()
+                                        ? report::short_function_name(frame.function)
+                                        : report::frame_text(frame));
   for (char& c : name)
-    if (c == ';' || c == '\n') c = ',';  // the separators of the format
+    if (c == ';') c = ',';  // the separator of frames (a newline is escaped)
   return name;
 }
 

@@ -17,6 +17,7 @@
 #include "analyzer/render/text_parts.h"
 #include "analyzer/export/weighed_export.h"
 #include "analyzer/report/stack_text.h"
+#include "common/utf8.h"
 #include "profile.pb.h"
 
 namespace gpumemtrace::render {
@@ -71,9 +72,11 @@ class ProfileBuilder {
     type->set_unit(string(unit));
   }
 
-  int64_t string(std::string_view text) {
-    auto [it, added] = strings_.try_emplace(std::string(text), profile_.string_table_size());
-    if (added) profile_.add_string_table(std::string(text));
+  // Protobuf strings are UTF-8 (Go's pprof refuses others): bytes that are not become U+FFFD.
+  int64_t string(std::string_view raw) {
+    std::string text = valid_utf8(raw);
+    auto [it, added] = strings_.try_emplace(text, profile_.string_table_size());
+    if (added) profile_.add_string_table(text);
     return it->second;
   }
 

@@ -1,9 +1,8 @@
-#include <fmt/ranges.h>
-
 #include "analyzer/export/record_fields.h"
 #include "analyzer/export/record_output.h"
 #include "trace/reader/cuda_error_name.h"
 #include "common/size_units.h"
+#include "common/terminal_text.h"
 #include "common/time_units.h"
 
 namespace gpumemtrace::render {
@@ -36,9 +35,15 @@ class TextFields {
     else
       fmt::format_to(field(key), "{} ({})", name, code);
   }
-  void text(std::string_view key, std::string_view value) { fmt::format_to(field(key), "{:?}", value); }
+  void text(std::string_view key, std::string_view value) {
+    field(key);
+    append(quoted_terminal_text(value));
+  }
   void texts(std::string_view key, std::span<const std::string_view> values) {
-    fmt::format_to(field(key), "{}", values);
+    field(key);
+    std::string list = "[";
+    for (size_t i = 0; i < values.size(); ++i) append_terminal_text(list.append(i ? ", " : ""), values[i], true);
+    append(list + "]");
   }
   void hex_bytes(std::string_view key, std::string_view bytes) {
     auto out = field(key);
@@ -51,6 +56,7 @@ class TextFields {
 
  private:
   fmt::appender field(std::string_view key) { return fmt::format_to(fmt::appender(out_), " {}=", key); }
+  void append(std::string_view text) { out_.append(text); }
 
   fmt::memory_buffer& out_;
 };

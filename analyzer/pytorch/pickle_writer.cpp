@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "analyzer/pytorch/pickle_opcodes.h"
+#include "common/utf8.h"
 
 namespace gpumemtrace::pytorch {
 
@@ -90,6 +91,7 @@ void PickleWriter::real(double value) {
 }
 
 void PickleWriter::str(std::string_view text) {
+  if (!is_valid_utf8(text)) return str(valid_utf8(text));  // a pickle's strings are UTF-8; a trace's names are bytes
   item();
   if (text.size() < 0x100) {
     op(code(Op::ShortBinUnicode));

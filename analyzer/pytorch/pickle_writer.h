@@ -24,7 +24,7 @@ class PickleWriter {
   void integer(int64_t value);
   void unsigned_integer(uint64_t value);
   void real(double value);
-  void str(std::string_view text);
+  void str(std::string_view text);  // bytes that are not UTF-8 become U+FFFD (common/utf8.h)
 
   void begin_dict();
   void end_dict();

@@ -1,24 +1,10 @@
 #include "analyzer/render/json_writer.h"
 
+#include "common/utf8.h"
+
 namespace gpumemtrace::render {
 
 namespace {
-
-// The length of the valid UTF-8 sequence at text[i], or 0.
-size_t utf8_sequence_length(std::string_view text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<uint8_t>(text[k]); };
-  uint8_t lead = byte(i);
-  size_t length = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
-  if (length == 0 || i + length > text.size()) return 0;
-  for (size_t k = 1; k < length; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  uint8_t second = byte(i + 1);
-  if (lead == 0xE0 && second < 0xA0) return 0;  // overlong
-  if (lead == 0xED && second > 0x9F) return 0;  // surrogate
-  if (lead == 0xF0 && second < 0x90) return 0;  // overlong
-  if (lead == 0xF4 && second > 0x8F) return 0;  // beyond U+10FFFF
-  return length;
-}
 
 std::string_view short_escape(uint8_t c) {
   switch (c) {

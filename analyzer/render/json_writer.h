@@ -1,6 +1,6 @@
 // Writes JSON into a buffer as it goes, with no tree in memory: `dump --json` writes one object per
 // record (hundreds of millions), the reports write nested objects and arrays. Strings are escaped; bytes
-// that are not UTF-8 (a path can hold any) become U+FFFD so the output always parses.
+// that are not UTF-8 (a path can hold any) become U+FFFD so the output always parses (common/utf8.h).
 //
 //   JsonWriter json(out);
 //   json.begin_object();

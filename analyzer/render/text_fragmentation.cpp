@@ -55,9 +55,9 @@ void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap, bool p
   auto o = fmt::appender(out);
   const replay::HeapFigures& f = heap.end;
   if (pytorch)
-    fmt::format_to(o, "    {}{}", heap.name, heap.destroyed ? " (freed)" : "");
+    fmt::format_to(o, "    {}{}", terminal_text(heap.name), heap.destroyed ? " (freed)" : "");
   else
-    fmt::format_to(o, "    heap {} \"{}\"{}", heap.id, heap.name, heap.destroyed ? " (destroyed)" : "");
+    fmt::format_to(o, "    heap {} \"{}\"{}", heap.id, terminal_text(heap.name), heap.destroyed ? " (destroyed)" : "");
   fmt::format_to(o, ": {} reserved, {} allocated in {} blocks (peak {} at {})",
                  f.reserved_bytes ? format_size(f.reserved_bytes) : "unknown",
                  format_size(f.allocated_bytes), f.blocks, format_size(heap.peak_allocated_bytes),

@@ -11,7 +11,7 @@ namespace {
 // nothing when nothing was allocated.
 std::string windows_text(const report::GrowthModel& growth) {
   if (growth.phase)
-    return fmt::format(" (the {} instances of phase {}, in {} windows)", growth.instances, *growth.phase,
+    return fmt::format(" (the {} instances of phase {}, in {} windows)", growth.instances, terminal_text(*growth.phase),
                        growth.windows);
   return growth.windows ? fmt::format(" ({} equal time slices from the first allocation)", growth.windows) : "";
 }
@@ -33,7 +33,7 @@ void append_growth(fmt::memory_buffer& out, const report::GrowthModel& growth, c
     size_t steps = g.floors.size() - 1;
     if (!detailed) {
       fmt::format_to(o, "  +{:<10} rose in {} of {} {}, {}: {}\n", format_size(g.bytes), g.rises, steps, window, where,
-                     report::compact_stack(frames));
+                     terminal_text(report::compact_stack(frames)));
       continue;
     }
     fmt::format_to(o, "  +{} on {}, rose in {} of {} {}: {} (from {} to {})\n", format_size(g.bytes), where, g.rises,

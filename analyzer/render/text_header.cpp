@@ -56,7 +56,7 @@ void append_history_inconsistencies(fmt::memory_buffer& out, const pytorch::Hist
 void append_snapshot(fmt::memory_buffer& out, const report::TraceHeader& trace) {
   auto o = fmt::appender(out);
   const pytorch::SnapshotInfo& snapshot = *trace.snapshot;
-  fmt::format_to(o, "snapshot: {} (a PyTorch memory snapshot{}: {}, {} when it was taken)\n", trace.path,
+  fmt::format_to(o, "snapshot: {} (a PyTorch memory snapshot{}: {}, {} when it was taken)\n", terminal_text(trace.path),
                  snapshot.legacy ? " of the older format" : "", counted(snapshot.segments, "segment"),
                  counted(snapshot.blocks, "block"));
   if (snapshot.history_entries == 0)
@@ -83,7 +83,7 @@ void append_joined(fmt::memory_buffer& out, const sources::JoinInfo& joined) {
     fmt::format_to(o, "PyTorch snapshots joined: ");
     for (size_t i = 0; i < joined.snapshots.size(); ++i) {
       const sources::NamedSnapshot& named = joined.snapshots[i].named;
-      fmt::format_to(o, "{}{} ({}, taken at {})", i ? ", " : "", named.file, named.reason_name(),
+      fmt::format_to(o, "{}{} ({}, taken at {})", i ? ", " : "", terminal_text(named.file), named.reason_name(),
                      format_time(named.taken_ns));
     }
     fmt::format_to(o, " (--no-snapshots: the trace alone)\n");
@@ -97,9 +97,9 @@ void append_joined(fmt::memory_buffer& out, const sources::JoinInfo& joined) {
       fmt::format_to(o,
                      "warning: events were lost before the history of {} begins (its ring buffer had wrapped): {} "
                      "segments and blocks were set as it had them then\n",
-                     snapshot.named.file, snapshot.state_changes);
+                     terminal_text(snapshot.named.file), snapshot.state_changes);
   for (const std::string& unreadable : joined.unreadable)
-    fmt::format_to(o, "warning: {}: the trace is analyzed without this PyTorch snapshot\n", unreadable);
+    fmt::format_to(o, "warning: {}: the trace is analyzed without this PyTorch snapshot\n", terminal_text(unreadable));
   if (joined.missing_segments)
     fmt::format_to(o, "warning: PyTorch's history has {} ({}) that the trace does not: left out, with {}\n",
                    counted(joined.missing_segments, "segment"), format_size(joined.missing_segment_bytes),
@@ -124,8 +124,8 @@ void append_trace_header(fmt::memory_buffer& out, const report::TraceHeader& tra
     append_inconsistencies(out, trace.inconsistencies);
     return;
   }
-  fmt::format_to(o, "trace: {}", trace.path);
-  if (trace.pid) fmt::format_to(o, " (pid {}: {})", trace.pid, trace.command);
+  fmt::format_to(o, "trace: {}", terminal_text(trace.path));
+  if (trace.pid) fmt::format_to(o, " (pid {}: {})", trace.pid, terminal_text(trace.command));
   out.push_back('\n');
   if (trace.complete)
     fmt::format_to(o, "complete: {} events over {}\n", trace.events, format_time(trace.span_ns));

@@ -24,7 +24,7 @@ void append_leaks(fmt::memory_buffer& out, const report::LeaksModel& leaks, cons
     std::string where = account_name(site.memory, site.device);
     if (!detailed) {
       fmt::format_to(o, "  {:>10}  {:>5}×  {:<18} {}\n", format_size(site.bytes), site.count, where,
-                     report::compact_stack(frames));
+                     terminal_text(report::compact_stack(frames)));
       continue;
     }
     fmt::format_to(o, "  {} in {} allocations of {}\n", format_size(site.bytes), site.count, where);

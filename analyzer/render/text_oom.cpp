@@ -33,8 +33,8 @@ void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, c
   for (const report::PoolFigures& pool : failure.pools)
     fmt::format_to(o, "  pool {:#x}: {} reserved, {} used\n", pool.pool, format_size(pool.reserved_bytes),
                    format_size(pool.used_bytes));
-  fmt::format_to(o, "  verdict: {}: {}\n  remedy: {}\n", report::verdict_name(failure.verdict), failure.finding,
-                 failure.remedy);
+  fmt::format_to(o, "  verdict: {}: {}\n  remedy: {}\n", report::verdict_name(failure.verdict),
+                 terminal_text(failure.finding), terminal_text(failure.remedy));
   if (!failure.has_detail) {
     fmt::format_to(o, "  (the live set is kept for the first failures only)\n");
     return;
@@ -43,7 +43,7 @@ void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, c
   for (size_t i = 0; i < failure.live_set.size() && i < top; ++i) {
     const report::LiveSite& site = failure.live_set[i];
     fmt::format_to(o, "    {:>10}  {:>5}×  {}\n", format_size(site.bytes), site.count,
-                   report::compact_stack(stacks[site.stack]));
+                   terminal_text(report::compact_stack(stacks[site.stack])));
   }
 }
 
@@ -58,7 +58,7 @@ void append_ooms(fmt::memory_buffer& out, const report::OomModel& ooms, const re
     if (!detailed) {
       fmt::format_to(o, "out of memory at {} on {}: {} of {} with {}\n  verdict: {}: {}\n", format_time(failure.time_ns),
                      where(failure), failure.api, format_size(failure.requested_bytes), device_memory_text(failure),
-                     report::verdict_name(failure.verdict), failure.finding);
+                     report::verdict_name(failure.verdict), terminal_text(failure.finding));
       if (number == ooms.top) break;
       continue;
     }

@@ -36,7 +36,7 @@ std::string on_device(std::optional<int32_t> device) { return device ? fmt::form
 void append_stack_lines(fmt::memory_buffer& out, std::span<const symbolize::Frame> frames, std::string_view indent) {
   if (frames.empty()) fmt::format_to(fmt::appender(out), "{}(no stack recorded)\n", indent);
   for (const symbolize::Frame& frame : frames)
-    fmt::format_to(fmt::appender(out), "{}{}{}\n", indent, report::frame_text(frame), frame.inlined ? " [inlined]" : "");
+    fmt::format_to(fmt::appender(out), "{}{}{}\n", indent, terminal_text(report::frame_text(frame)), frame.inlined ? " [inlined]" : "");
 }
 
 }  // namespace gpumemtrace::render

@@ -12,6 +12,7 @@
 
 #include "analyzer/report/figures.h"
 #include "analyzer/symbolize/frame.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::render {
 
@@ -30,7 +31,7 @@ std::string on_device(std::optional<int32_t> device);
 // "▁▂▄█": each value against the largest (values: not empty).
 std::string sparkline(const std::vector<uint64_t>& values);
 
-// Every frame on its own line, indented.
+// Every frame on its own line, indented (names escaped: common/terminal_text.h).
 void append_stack_lines(fmt::memory_buffer& out, std::span<const symbolize::Frame> frames, std::string_view indent);
 
 }  // namespace gpumemtrace::render

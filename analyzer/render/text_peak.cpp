@@ -11,7 +11,7 @@ namespace {
 std::string kinds_text(const std::vector<report::KindBytes>& kinds) {
   std::string out;
   for (const report::KindBytes& kind : kinds)
-    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", kind.kind, format_size(kind.bytes));
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", terminal_text(kind.kind), format_size(kind.bytes));
   return out;
 }
 
@@ -31,7 +31,7 @@ void append_peak(fmt::memory_buffer& out, const report::PeakModel& peak, const r
       double percent = 100.0 * static_cast<double>(site.bytes) / static_cast<double>(account.peak_bytes);
       if (!detailed) {
         fmt::format_to(o, "  {:>10} {:>5.1f}%  {:>5}×  {}\n", format_size(site.bytes), percent, site.count,
-                       report::compact_stack(frames));
+                       terminal_text(report::compact_stack(frames)));
         continue;
       }
       fmt::format_to(o, "  #{} {} ({:.1f}%) in {} allocations\n", ++rank, format_size(site.bytes), percent,

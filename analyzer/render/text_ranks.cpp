@@ -9,9 +9,7 @@ namespace gpumemtrace::render {
 
 namespace {
 
-std::string_view label(const report::RankRow& row) {
-  return row.rank.empty() ? std::string_view("-") : std::string_view(row.rank);
-}
+std::string label(const report::RankRow& row) { return row.rank.empty() ? std::string("-") : terminal_text(row.rank); }
 
 void append_table(fmt::memory_buffer& out, const report::RankBalance& balance) {
   auto o = fmt::appender(out);
@@ -67,21 +65,21 @@ std::string_view pick_words(report::RankPick pick) {
 void text_rank_report(const report::RankReport& model, const RenderOptions& options, fmt::memory_buffer& out) {
   auto o = fmt::appender(out);
   const report::RankBalance& balance = model.balance;
-  fmt::format_to(o, "{}: {} {} (times since the first of them started)\n", model.path, balance.ranks.size(),
+  fmt::format_to(o, "{}: {} {} (times since the first of them started)\n", terminal_text(model.path), balance.ranks.size(),
                  balance.ranks.size() == 1 ? "trace" : "traces");
   append_table(out, balance);
   append_findings(out, balance);
   for (const report::RankRow& row : balance.ranks)
     if (!row.complete)
       fmt::format_to(o, "note: {} ({}) did not end normally: its leaks are not known (counted as 0)\n", label(row),
-                     row.source);
-  for (const std::string& trace : model.left_out) fmt::format_to(o, "left out: {} (allocated no device memory)\n", trace);
+                     terminal_text(row.source));
+  for (const std::string& trace : model.left_out) fmt::format_to(o, "left out: {} (allocated no device memory)\n", terminal_text(trace));
   for (const report::UnreadableTrace& trace : model.unreadable)
-    fmt::format_to(o, "unreadable, left out: {}: {}\n", trace.path, trace.error);
+    fmt::format_to(o, "unreadable, left out: {}: {}\n", terminal_text(trace.path), terminal_text(trace.error));
   if (model.details.empty() && model.focus == report::RankFocus::MostLeaked)
     fmt::format_to(o, "no rank leaked device memory\n");
   for (const report::RankDetail& detail : model.details) {
-    fmt::format_to(o, "\n=== {}{} ===\n", detail.rank.empty() ? "the trace" : detail.rank, pick_words(detail.pick));
+    fmt::format_to(o, "\n=== {}{} ===\n", detail.rank.empty() ? "the trace" : terminal_text(detail.rank), pick_words(detail.pick));
     render_text(detail.report, options, out);
   }
 }

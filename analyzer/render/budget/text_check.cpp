@@ -1,5 +1,6 @@
 #include "analyzer/render/budget/budget_output.h"
 #include "common/size_units.h"
+#include "common/terminal_text.h"
 
 namespace gpumemtrace::render {
 
@@ -41,25 +42,25 @@ void text_check(const report::CheckModel& model, fmt::memory_buffer& out) {
   auto to = fmt::appender(out);
   for (const report::CheckResult& result : model.results) {
     if (result.passed) continue;
-    fmt::format_to(to, "FAIL {}\n", check_message(result));
+    fmt::format_to(to, "FAIL {}\n", terminal_text(check_message(result)));
     if (!result.stacks.empty()) fmt::format_to(to, "  stacks that grew most at the peak:\n");
     for (const report::StackChange& stack : result.stacks)
-      fmt::format_to(to, "    {}  {}\n", signed_size(stack.delta()), stack.stack);
+      fmt::format_to(to, "    {}  {}\n", signed_size(stack.delta()), terminal_text(stack.stack));
   }
   const report::RankBalance& balance = model.balance;
   if (!balance.ranks.empty()) {
     fmt::format_to(to, "\n{:<10} {:>6} {:>26} {:>26} {:>5}\n", "rank", "device", "peak", "leaked", "OOMs");
     for (const report::RankRow& row : balance.ranks)
-      fmt::format_to(to, "{:<10} {:>6} {:>26} {:>26} {:>5}\n", row.rank, row.device, format_exact_size(row.peak_bytes),
+      fmt::format_to(to, "{:<10} {:>6} {:>26} {:>26} {:>5}\n", terminal_text(row.rank), row.device, format_exact_size(row.peak_bytes),
                      format_exact_size(row.leaked_bytes), row.out_of_memory);
     if (balance.largest) {
       const report::RankRow& largest = balance.ranks[*balance.largest];
-      fmt::format_to(to, "{} holds the most: peak {}, {:.2f}x the median peak of {}\n", largest.rank,
+      fmt::format_to(to, "{} holds the most: peak {}, {:.2f}x the median peak of {}\n", terminal_text(largest.rank),
                      format_size(largest.peak_bytes), balance.imbalance, format_size(balance.median_peak_bytes));
     }
   }
   for (const std::string& trace : model.incomplete)
-    fmt::format_to(to, "note: {} did not end normally: its leaks are not known (counted as 0)\n", trace);
+    fmt::format_to(to, "note: {} did not end normally: its leaks are not known (counted as 0)\n", terminal_text(trace));
   size_t failures = model.failures();
   fmt::format_to(to, "{}: {} of {} checks failed ({} {})\n", failures ? "FAILED" : "PASSED", failures,
                  model.results.size(), model.traces, model.traces == 1 ? "trace" : "traces");

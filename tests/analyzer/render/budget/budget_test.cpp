@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/analyzer/budget_runs.h"
+#include "tests/analyzer/hostile_names.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
 
@@ -294,6 +295,30 @@ TEST_F(Budgets, JUnitValidatesAndHoldsTheFailingCase) {
   // The schema is strict enough to refuse what Jenkins refuses: a testsuite without its counts.
   write_text(scratch_ / "bad.xml", "<testsuites><testsuite name=\"x\"><testcase name=\"y\"/></testsuite></testsuites>");
   EXPECT_NE(run_process({"xmllint", "--noout", "--schema", JUNIT_SCHEMA, scratch_ / "bad.xml"}).exit_code, 0);
+}
+
+// Names that are not UTF-8 and hold control characters (tests/analyzer/hostile_names.h) in the failure's
+// stacks and the trace's path: the file is still XML that validates, with U+FFFD in their place.
+TEST(BudgetJUnit, NamesThatAreNotUtf8StillMakeValidXml) {
+  if (!have_xmllint()) GTEST_SKIP() << "xmllint is missing (Debian libxml2-utils; scripts/setup.sh installs it)";
+  ScratchDir scratch;
+  std::string trace = write_file(scratch / "hostile\x1b\x01\xff.trace", hostile::trace(true).bytes());
+  std::string baseline = scratch / "base.json", xml = scratch / "budget.xml";
+  ASSERT_EQ(run_gpumemtrace({"baseline", "-o", baseline, write_file(scratch / "t.trace", hostile::trace().bytes())})
+                .exit_code,
+            0);
+  ProcessResult r = run_gpumemtrace({"check", "--baseline", baseline, "--junit", xml, trace});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ProcessResult lint = run_process({"xmllint", "--noout", "--schema", JUNIT_SCHEMA, xml});
+  EXPECT_EQ(lint.exit_code, 0) << lint.err << read_file(xml);
+  std::string text = read_file(xml);
+  EXPECT_TRUE(is_valid_utf8(text));
+  EXPECT_NE(text.find(" B)  @SUM(1+1)\xEF\xBF\xBD (=HYPERLINK(&quot;evil&quot;,&quot;y&quot;)\xEF\xBF\xBD[31m.py)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("trace: " + scratch.path() + "/hostile\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD.trace\n"),
+            std::string::npos)
+      << text;
 }
 
 // Four ranks in one directory: rank 2 holds more, rank 3 runs out of memory.
