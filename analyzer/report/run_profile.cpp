@@ -6,6 +6,7 @@
 #include "analyzer/report/growth.h"
 #include "analyzer/report/oom_diagnosis.h"
 #include "analyzer/report/stack_text.h"
+#include "common/utf8.h"
 
 namespace gpumemtrace::report {
 
@@ -29,7 +30,8 @@ std::string stack_signature(std::span<const symbolize::Frame> frames) {
     // debug information): a baseline recorded on one must match on another.
     if (frame.kind == symbolize::FrameKind::Native && frame.function == "main") break;
   }
-  return out.empty() ? "(no stack)" : out;
+  // As a baseline file stores it (JSON: valid UTF-8), so a name that is not UTF-8 matches itself.
+  return out.empty() ? "(no stack)" : valid_utf8(out);
 }
 
 RunProfile run_profile(const analysis::Analysis& analysis, const SymbolizeStack& symbolize) {
