@@ -461,7 +461,7 @@ TEST(ReaderDecoding, ReadsACompleteFile) {
   while (reader.next()) {
   }
   EXPECT_EQ(reader.status(), Status::Complete);
-  EXPECT_EQ(reader.events(), 19u);
+  EXPECT_EQ(reader.events(), 20u);
 }
 
 }  // namespace

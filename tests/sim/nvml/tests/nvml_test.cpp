@@ -71,7 +71,7 @@ TEST_F(SimNvml, DevicesAreTheDriversDevices) {
   EXPECT_EQ(nvmlDeviceGetHandleByIndex_v2(2, &none), NVML_ERROR_INVALID_ARGUMENT);
 }
 
-TEST_F(SimNvml, ListedOthersAndThisProcessHoldTheMemoryCuMemGetInfoMisses) {
+TEST_F(SimNvml, ListedOthersAndThisProcessHoldWhatCuMemGetInfoSays) {
   EXPECT_EQ(processes(0), "4194401:512MiB ");
   EXPECT_EQ(processes(1), "4194402:128MiB ");
   char name[64];
