@@ -13,6 +13,7 @@ extern const Command export_command;
 extern const Command fragmentation_command;
 extern const Command growth_command;
 extern const Command html_command;
+extern const Command info_command;
 extern const Command leaks_command;
 extern const Command oom_command;
 extern const Command peak_command;
@@ -26,7 +27,8 @@ namespace {
 const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
                                     &timeline_command, &phases_command, &export_command, &html_command,
-                                    &check_command,    &baseline_command, &diff_command,  &snapshot_command};
+                                    &check_command,    &baseline_command, &diff_command,  &snapshot_command,
+                                    &info_command};
 }  // namespace
 
 std::span<const Command* const> commands() { return kCommands; }

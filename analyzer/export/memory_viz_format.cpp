@@ -144,7 +144,8 @@ class SnapshotBuilder : public replay::AllocationListener {
                           trace::PoolCreate, trace::PoolDestroy, trace::PoolTrim, trace::PoolUsage, trace::MemInfo,
                           trace::End, trace::PhaseDomain, trace::PhaseName, trace::PhasePush, trace::PhasePop,
                           trace::RangeStart, trace::RangeEnd, trace::SubName, trace::PoolThreshold,
-                          trace::Source, trace::TorchHook, trace::TorchSnapshot>([](const auto&) {}),
+                          trace::Source, trace::TorchHook, trace::TorchSnapshot, trace::DeviceState,
+                          trace::DeviceProcess>([](const auto&) {}),
         },
         record);
   }

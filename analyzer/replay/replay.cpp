@@ -92,15 +92,16 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
                  }),
-                 // PyTorch's snapshots are files of their own; these records only say where and when.
+                 // PyTorch's snapshots are files of their own; these records only say where and when. NVML's
+                 // device states are the whole device's, not this process's memory.
                  trace::handle<trace::AddressReserve, trace::AddressFree, trace::TorchHook, trace::TorchSnapshot,
-                               trace::End>([&](const auto& r) { on_event(r.time_ns); }),
+                               trace::DeviceState, trace::End>([&](const auto& r) { on_event(r.time_ns); }),
                  // What the reader already keeps (stacks, modules, Python codes, native functions, threads,
                  // the process), or not memory. The stack table takes Python codes and native functions from
                  // the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
                                trace::StackNode, trace::PythonCode, trace::NativeFunction, trace::ThreadNew,
-                               trace::ThreadSwitch, trace::Fork, trace::Source>(
+                               trace::ThreadSwitch, trace::Fork, trace::Source, trace::DeviceProcess>(
                      [](const auto&) {}),
              },
              record);

@@ -78,6 +78,8 @@ enum class Token : uint8_t {
   PoolThreshold = 0x2D,   // a memory pool's release threshold, as CUPTI reported it
   TorchSnapshot = 0x2E,   // the PyTorch hook wrote a snapshot of PyTorch's caching allocator next to the trace
   TorchHook = 0x2F,       // the PyTorch hook is on: PyTorch records its allocation history
+  DeviceState = 0x30,     // a device as NVML saw it (memory, UUID) at a moment of the process; its processes follow
+  DeviceProcess = 0x31,   // a process holding memory on the device of the DeviceState before it
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };
@@ -120,6 +122,15 @@ enum class TorchSnapshotReason : uint8_t { GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(GP
 inline constexpr std::string_view kTorchSnapshotReasonNames[] = {
     GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(GPUMEMTRACE_ENUM_NAME)};
 static_assert(list_is_indexed({GPUMEMTRACE_TORCH_SNAPSHOT_REASONS(GPUMEMTRACE_ENUM_INDEX)}));
+
+// When the tracer asked NVML about the devices: DeviceState records.
+#define GPUMEMTRACE_DEVICE_STATE_MOMENTS(X) \
+  X(Start, 0, "start")                      \
+  X(OutOfMemory, 1, "oom")                  \
+  X(End, 2, "end")
+enum class DeviceStateMoment : uint8_t { GPUMEMTRACE_DEVICE_STATE_MOMENTS(GPUMEMTRACE_ENUM_VALUE) Count };
+inline constexpr std::string_view kDeviceStateMomentNames[] = {GPUMEMTRACE_DEVICE_STATE_MOMENTS(GPUMEMTRACE_ENUM_NAME)};
+static_assert(list_is_indexed({GPUMEMTRACE_DEVICE_STATE_MOMENTS(GPUMEMTRACE_ENUM_INDEX)}));
 
 // What SIGUSR1 does in a process whose PyTorch hook is on (TorchHook records): nothing of ours (the program
 // handles it in C, or the hook could not take it), a snapshot, or a snapshot and then the program's own handler.

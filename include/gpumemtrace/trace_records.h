@@ -730,6 +730,51 @@ struct TorchSnapshot : Event {
   bool operator==(const TorchSnapshot&) const = default;
 };
 
+// A device as NVML showed it (docs/trace-format.md, "Device state"), written by the tracer when the process first
+// allocates, at each out-of-memory failure and at the end, one per NVML device; `processes` DeviceProcess
+// records follow it, the processes NVML listed on that device (the traced process among them when it holds
+// memory there). No DeviceState at all: NVML was not available.
+struct DeviceState : Event {
+  static constexpr Token kToken = Token::DeviceState;
+  static constexpr std::string_view kName = "device-state";
+  static constexpr std::string_view kNoun = "device state";
+  uint64_t moment = 0;        // format::DeviceStateMoment
+  uint64_t index = 0;         // NVML's index of the device (not a CUDA ordinal)
+  std::string_view uuid;      // "GPU-..."
+  std::string_view pci_bus_id;
+  uint64_t device_free = 0;   // 0 and 0 when NVML would not say
+  uint64_t device_total = 0;
+  uint64_t processes = 0;     // the DeviceProcess records that follow
+
+  static void fields(auto& r, auto&& f) {
+    f.u("moment", r.moment);
+    f.u("index", r.index);
+    f.str("uuid", r.uuid);
+    f.str("pci_bus_id", r.pci_bus_id);
+    f.u("device_free", r.device_free, As::Size);
+    f.u("device_total", r.device_total, As::Size);
+    f.u("processes", r.processes);
+  }
+  bool operator==(const DeviceState&) const = default;
+};
+
+// A process holding memory on the device of the DeviceState it follows.
+struct DeviceProcess {
+  static constexpr Token kToken = Token::DeviceProcess;
+  static constexpr std::string_view kName = "device-process";
+  static constexpr std::string_view kNoun = "device process";
+  uint64_t pid = 0;
+  uint64_t bytes = 0;
+  std::string_view command;  // NVML's name of the process; empty when NVML would not say
+
+  static void fields(auto& r, auto&& f) {
+    f.u("pid", r.pid);
+    f.u("bytes", r.bytes, As::Size);
+    f.str("command", r.command);
+  }
+  bool operator==(const DeviceProcess&) const = default;
+};
+
 // The process ended normally. It has a time but is not an event itself.
 struct End : Event {
   static constexpr Token kToken = Token::End;
@@ -769,7 +814,7 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
                             SubFree, SubName, PoolThreshold, Source, TorchHook, TorchSnapshot, NativeFunction,
-                            SubFreeRequested>;
+                            SubFreeRequested, DeviceState, DeviceProcess>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

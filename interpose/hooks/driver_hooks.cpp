@@ -16,6 +16,7 @@
 #include "interpose/cupti/cupti_backend.h"
 #include "interpose/hooks/driver_table.h"
 #include "interpose/hooks/real_dlsym.h"
+#include "interpose/nvml/device_states.h"
 #include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
@@ -144,6 +145,7 @@ void on_alloc_failed(Api driver_api, int device, uint64_t size, CUresult error) 
   record(trace::AllocFailed{{}, api, device, size, 0, static_cast<uint64_t>(error), free_bytes, total_bytes});
   if (error == CUDA_ERROR_OUT_OF_MEMORY) {
     record_pools_of(device);
+    nvml_states::on_out_of_memory();
     sync_trace();  // the process may be about to die of it
   }
 }
@@ -210,6 +212,7 @@ template <DriverFn F, typename MadeFn, typename... Args>
 CUresult allocation(Api api, int device, uint64_t requested, MadeFn&& made, Args... args) {
   auto fn = real<F>();
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  if (tracing_active()) nvml_states::before_allocation();
   CUresult rc;
   {
     RecordedCall recorded;

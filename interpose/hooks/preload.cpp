@@ -8,6 +8,7 @@
 #include "interpose/cupti/cupti_backend.h"
 #include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/real_dlsym.h"
+#include "interpose/nvml/device_states.h"
 #include "interpose/nvtx/nvtx_tool.h"
 #include "interpose/nvtx/phase_recorder.h"
 #include "interpose/recording/config.h"
@@ -27,6 +28,7 @@ __attribute__((constructor)) static void gpumemtrace_start() {
 // A library loaded with RTLD_DEEPBIND that nobody looked into since is looked at last.
 __attribute__((destructor)) static void gpumemtrace_finish() {
   gpumemtrace::interpose::check_deepbind_loads();
+  gpumemtrace::interpose::nvml_states::at_end();
   gpumemtrace::interpose::finish_recorder();
 }
 
@@ -35,6 +37,7 @@ namespace {
 [[noreturn]] void exit_now(const char* name, int status) {
   gpumemtrace::interpose::cupti::flush();
   gpumemtrace::interpose::check_deepbind_loads();
+  gpumemtrace::interpose::nvml_states::at_end();
   gpumemtrace::interpose::finish_recorder();
   using ExitFn = void (*)(int);
   if (auto real = reinterpret_cast<ExitFn>(gpumemtrace::interpose::real_dlsym(RTLD_NEXT, name))) real(status);

@@ -13,6 +13,7 @@
 #include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/driver_table.h"
 #include "interpose/hooks/real_dlsym.h"
+#include "interpose/nvml/device_states.h"
 #include "interpose/recording/debug_log.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
@@ -120,7 +121,10 @@ cudaError_t allocate(Api api, uint64_t requested, int device, Call&& call, Resul
       torch::on_allocation();
     } else {
       record(trace::AllocFailed{{}, api, device, requested, 0, static_cast<uint64_t>(rc), 0, 0});
-      if (rc == cudaErrorMemoryAllocation) sync_trace();
+      if (rc == cudaErrorMemoryAllocation) {
+        nvml_states::on_out_of_memory();
+        sync_trace();
+      }
     }
   }
   return rc;

@@ -65,7 +65,9 @@ inline TraceBuilder every_record_trace() {
   b.module(0x400000, 0x400000, 0x480000, "/usr/bin/python3", "\x12\x34\xab");
   b.alloc(Api::cuMemCreate, 0, 3, 2 << 20, 1, 11);
   b.free(Api::cuMemRelease, 3, 12);
-  b.end(19, 13);
+  b.event(trace::DeviceState{{}, 1, 0, "GPU-4d1b6a70", "00000000:01:00.0", 256 << 20, 1 << 30, 1}, 1);
+  b.record(trace::DeviceProcess{4194401, 512 << 20, "python train.py"});
+  b.end(20, 13);
   return b;
 }
 

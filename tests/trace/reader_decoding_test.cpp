@@ -396,6 +396,9 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::TorchHook{at, "2.6.0+cu126", 100000, 2},
       trace::TorchSnapshot{at, 1, 2, 5000, 1700000000123456789, "run.trace.torch-oom-2.pickle", 0, 30 << 20, 80ull << 30, 7},
       trace::TorchSnapshot{at, 0, 1, 6000, 1700000000223456789, "run.trace.torch-exit.pickle"},
+      trace::DeviceState{at, 1, 0, "GPU-4d1b6a70-0000-4000-8000-000000000001", "00000000:01:00.0", 256 << 20, 1 << 30, 2},
+      trace::DeviceProcess{4194401, 512 << 20, "python train.py"},
+      trace::DeviceProcess{4194402, 256 << 20, "stale worker"},
       trace::Fork{99},
       trace::PhaseDomain{1, "net"},
       trace::PhaseName{0, 1, "forward"},
@@ -458,7 +461,7 @@ TEST(ReaderDecoding, ReadsACompleteFile) {
   while (reader.next()) {
   }
   EXPECT_EQ(reader.status(), Status::Complete);
-  EXPECT_EQ(reader.events(), 19u);
+  EXPECT_EQ(reader.events(), 20u);
 }
 
 }  // namespace

@@ -360,6 +360,21 @@ bool Reader::apply(ThreadSwitch& out, const uint8_t* start) {
   return true;
 }
 
+bool Reader::apply(DeviceState& out, const uint8_t* start) {
+  if (out.moment >= static_cast<uint64_t>(format::DeviceStateMoment::Count))
+    return reject(start, fmt::format("device state at unknown moment {}", out.moment));
+  if (device_processes_due_ > 0)
+    return reject(start, fmt::format("device state before the {} processes of the previous one", device_processes_due_));
+  device_processes_due_ = out.processes;
+  return true;
+}
+
+bool Reader::apply(DeviceProcess&, const uint8_t* start) {
+  if (device_processes_due_ == 0) return reject(start, "device process without a device state announcing it");
+  --device_processes_due_;
+  return true;
+}
+
 bool Reader::apply(End&, const uint8_t*) {
   status_ = Status::Complete;
   return true;

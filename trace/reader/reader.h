@@ -96,6 +96,8 @@ class Reader {
   bool apply(ThreadNew& out, const uint8_t* start);
   bool apply(ThreadSwitch& out, const uint8_t* start);
   bool apply(End& out, const uint8_t* start);
+  bool apply(DeviceState& out, const uint8_t* start);
+  bool apply(DeviceProcess& out, const uint8_t* start);
   bool apply_state(uint8_t token, const uint8_t* start);
   void apply_pending_resets();
   const Record* stop(Status status, const uint8_t* at);
@@ -143,6 +145,7 @@ class Reader {
   bool stacks_reset_pending_ = false;
   bool modules_begin_pending_ = false;
   uint64_t pending_module_generation_ = 0;
+  uint64_t device_processes_due_ = 0;  // DeviceProcess records the last DeviceState announced and not yet read
 };
 
 }  // namespace gpumemtrace::trace

@@ -7,6 +7,7 @@
 //   growth      each step keeps 32 MiB (keep_step) and uses 16 MiB of scratch; in step 31 the kept
 //               allocation fails: 1008 MiB live, 16 MiB free, 32 MiB asked
 //   live-set    holds 900 MiB at once, then asks for 200 MiB: 124 MiB free
+//   hold        holds 64 MiB and waits, idle, until it is killed (a stale process for `gpumemtrace info`)
 // Exits 0 once the expected allocation has failed.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -83,8 +84,11 @@ int main(int argc, char** argv) {
   } else if (std::strcmp(mode, "live-set") == 0) {
     device_alloc(900 * kMiB);
     expect_oom(200 * kMiB);
+  } else if (std::strcmp(mode, "hold") == 0) {
+    device_alloc(64 * kMiB);
+    for (;;) pause();
   } else {
-    std::fprintf(stderr, "usage: oom_workload too-large|others|pool|growth|live-set\n");
+    std::fprintf(stderr, "usage: oom_workload too-large|others|pool|growth|live-set|hold\n");
     return 2;
   }
   return 0;

@@ -14,7 +14,7 @@ CUresult arena_alloc(Device& dev, uint64_t size, BlockKind kind, void* owner, CU
   if (!dev.charge(rounded)) return CUDA_ERROR_OUT_OF_MEMORY;
   auto [addr, block] = dev.arena.allocate(rounded);
   if (!block) {  // address space exhausted (fragmentation): report it as out of memory
-    dev.used -= rounded;
+    dev.uncharge(rounded);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   block->requested = size;
@@ -27,7 +27,7 @@ CUresult arena_alloc(Device& dev, uint64_t size, BlockKind kind, void* owner, CU
 }
 
 void arena_free(Device& dev, uintptr_t addr, Block& block) {
-  dev.used -= block.size;
+  dev.uncharge(block.size);
   // Large blocks give their pages back (the address range stays reserved); small ones keep them for reuse.
   if (block.size >= kReleaseToOsBytes) madvise(reinterpret_cast<void*>(addr), block.size, MADV_DONTNEED);
   dev.arena.release(addr, block);

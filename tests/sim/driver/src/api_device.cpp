@@ -1,4 +1,5 @@
 // Initialization, versions, devices, primary contexts and the context stack.
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -89,16 +90,11 @@ int attribute_value(CUdevice_attribute attrib, const Device& dev) {
   }
 }
 
-// Deterministic per device, version-4 shaped.
+// The same bytes the simulated NVML shows (sim_config.h).
 CUuuid device_uuid(int ordinal) {
   CUuuid uuid;
-  uint64_t h = 0xcbf29ce484222325ull ^ static_cast<uint64_t>(ordinal + 1);
-  for (int i = 0; i < 16; i++) {
-    h = (h ^ static_cast<uint64_t>(i * 0x9e37 + ordinal)) * 0x100000001b3ull;
-    uuid.bytes[i] = static_cast<char>(h >> 29);
-  }
-  uuid.bytes[6] = static_cast<char>((uuid.bytes[6] & 0x0f) | 0x40);
-  uuid.bytes[8] = static_cast<char>((uuid.bytes[8] & 0x3f) | 0x80);
+  std::array<unsigned char, 16> bytes = sim_device_uuid(ordinal);
+  for (size_t i = 0; i < bytes.size(); i++) uuid.bytes[i] = static_cast<char>(bytes[i]);
   return uuid;
 }
 

@@ -1,14 +1,14 @@
 #include "state.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
-#include <string_view>
 
-#include "common/size_units.h"
+#include "sim_config.h"
 
 namespace gpumemtrace::sim {
 
@@ -35,65 +35,21 @@ namespace {
 
 thread_local std::vector<CUctx_st*> tls_ctx_stack;
 
-struct Config {
-  int devices = 1;
-  uint64_t capacity = 16ull << 30;
-  std::vector<uint64_t> others;  // one per device
-};
-
-bool config_error(const char* var, const char* value, const char* what) {
-  std::fprintf(stderr, "gpumemtrace simulated CUDA driver: %s='%s' %s; cuInit fails with CUDA_ERROR_INVALID_VALUE\n",
-               var, value, what);
-  return false;
-}
-
-std::optional<uint64_t> parse_count(std::string_view text) {
-  if (text.empty() || text.size() > 4) return std::nullopt;
-  uint64_t n = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
+// GPUMEMTRACE_SIM_STATE_DIR: this process's file there, mapped, where every device's `used` is published.
+uint64_t* map_state_file() {
+  std::string dir = sim_state_dir();
+  if (dir.empty()) return nullptr;
+  std::string path = sim_state_file(dir, getpid());
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 || ftruncate(fd, kMaxSimDevices * sizeof(uint64_t)) != 0) {
+    std::fprintf(stderr, "gpumemtrace simulated CUDA driver: cannot write %s; other processes will not see this one\n",
+                 path.c_str());
+    if (fd >= 0) close(fd);
+    return nullptr;
   }
-  return n;
-}
-
-constexpr uint64_t kMaxCapacity = 1ull << 40;
-
-bool read_config(Config* config) {
-  if (const char* v = std::getenv("GPUMEMTRACE_SIM_DEVICES"); v && *v) {
-    auto n = parse_count(v);
-    if (!n || *n > kMaxDevices) return config_error("GPUMEMTRACE_SIM_DEVICES", v, "is not a device count from 0 to 16");
-    config->devices = static_cast<int>(*n);
-  }
-  if (const char* v = std::getenv("GPUMEMTRACE_SIM_MEMORY"); v && *v) {
-    auto bytes = parse_size(v);
-    if (!bytes || *bytes < kPoolChunk || *bytes > kMaxCapacity)
-      return config_error("GPUMEMTRACE_SIM_MEMORY", v, "is not a memory size from 2MiB to 1TiB (e.g. 16GiB)");
-    config->capacity = *bytes;
-  }
-  config->others.assign(config->devices, 0);
-  if (const char* v = std::getenv("GPUMEMTRACE_SIM_OTHERS_MEMORY"); v && *v) {
-    std::string_view text(v);
-    std::vector<uint64_t> sizes;
-    while (true) {
-      size_t comma = text.find(',');
-      auto bytes = parse_size(text.substr(0, comma));
-      if (!bytes)
-        return config_error("GPUMEMTRACE_SIM_OTHERS_MEMORY", v,
-                            "is not a size or a comma-separated list of sizes (e.g. 1GiB or 0,512MiB)");
-      sizes.push_back(*bytes);
-      if (comma == std::string_view::npos) break;
-      text.remove_prefix(comma + 1);
-    }
-    if (sizes.size() == 1) sizes.assign(config->devices, sizes[0]);
-    if (static_cast<int>(sizes.size()) != config->devices)
-      return config_error("GPUMEMTRACE_SIM_OTHERS_MEMORY", v, "does not list one size per device");
-    for (uint64_t s : sizes)
-      if (s > config->capacity)
-        return config_error("GPUMEMTRACE_SIM_OTHERS_MEMORY", v, "exceeds the device memory (GPUMEMTRACE_SIM_MEMORY)");
-    config->others = sizes;
-  }
-  return true;
+  void* mapped = mmap(nullptr, kMaxSimDevices * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  return mapped == MAP_FAILED ? nullptr : static_cast<uint64_t*>(mapped);
 }
 
 CUmemPoolHandle_st* make_default_pool(Device& dev) {
@@ -105,14 +61,17 @@ CUmemPoolHandle_st* make_default_pool(Device& dev) {
 }
 
 CUresult do_init() {
-  Config config;
-  if (!read_config(&config)) return CUDA_ERROR_INVALID_VALUE;
+  SimConfig config;
+  if (!read_sim_config(&config, "CUDA driver", "cuInit fails with CUDA_ERROR_INVALID_VALUE"))
+    return CUDA_ERROR_INVALID_VALUE;
   if (config.devices == 0) return CUDA_ERROR_NO_DEVICE;
   auto& devices = driver().devices;
+  uint64_t* published = map_state_file();
   for (int i = 0; i < config.devices; i++) {
     auto dev = std::make_unique<Device>(i);
     dev->capacity = config.capacity;
-    dev->others = config.others[i];
+    dev->others = config.others[static_cast<size_t>(i)];
+    if (published) dev->published_used = reinterpret_cast<std::atomic<uint64_t>*>(published + i);
     // Address space only (no memory is committed): 4x the capacity + 1 GiB, so that address space never runs out
     // before the accounting says out of memory.
     dev->arena_size = 4 * config.capacity + (1ull << 30);

@@ -15,11 +15,12 @@
 
 #include "cuda_api.h"
 #include "range_allocator.h"
+#include "sim_config.h"
 
 namespace gpumemtrace::sim {
 
-constexpr int kDriverVersion = 13000;
-constexpr int kMaxDevices = 16;
+constexpr int kDriverVersion = kSimDriverVersion;
+constexpr int kMaxDevices = kMaxSimDevices;
 constexpr uint64_t kAllocAlign = 512;             // cuMemAlloc granularity and alignment
 constexpr uint64_t kPoolChunk = 2ull << 20;        // a pool reserves device memory in multiples of this
 constexpr uint64_t kVmmGranularity = 2ull << 20;   // cuMemGetAllocationGranularity, minimum and recommended
@@ -122,6 +123,8 @@ struct Device {
 
   DeviceMutex mu;        // guards everything below, and every pool of the device
   uint64_t used = 0;     // device memory held by this process (allocations, pool chunks, VMM handles)
+  // `used`, published in this process's file of GPUMEMTRACE_SIM_STATE_DIR for the simulated NVML; or nullptr.
+  std::atomic<uint64_t>* published_used = nullptr;
   std::pmr::unsynchronized_pool_resource resource;
   RangeAllocator arena{&resource};
   CUmemPoolHandle_st* default_pool = nullptr;
@@ -135,7 +138,16 @@ struct Device {
   bool charge(uint64_t n) {
     if (n > free_bytes()) return false;
     used += n;
+    publish();
     return true;
+  }
+  // Gives back n bytes; callers hold mu.
+  void uncharge(uint64_t n) {
+    used -= n;
+    publish();
+  }
+  void publish() {
+    if (published_used) published_used->store(used, std::memory_order_relaxed);
   }
   bool in_arena(uintptr_t p) const { return p - arena_base < arena_size; }
 };

@@ -57,7 +57,7 @@ void maybe_destroy(Vmm& v, Phys* phys) {
   if (phys->refs > 0 || phys->mappings > 0) return;
   {
     std::lock_guard lock(phys->dev->mu);
-    phys->dev->used -= phys->size;
+    phys->dev->uncharge(phys->size);
   }
   close(phys->fd);
   v.handles.erase(phys);
@@ -179,7 +179,7 @@ CUAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmem
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
     if (fd >= 0) close(fd);
     std::lock_guard lock(dev->mu);
-    dev->used -= size;
+    dev->uncharge(size);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   auto* phys = new Phys{size, dev, fd, *prop, next_id()};

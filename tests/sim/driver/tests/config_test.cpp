@@ -34,6 +34,11 @@ TEST(ConfigTest, DevicesMemoryAndOthers) {
       // One size for others' memory applies to every device.
       {{{"GPUMEMTRACE_SIM_DEVICES", "2"}, {"GPUMEMTRACE_SIM_MEMORY", "1GiB"}, {"GPUMEMTRACE_SIM_OTHERS_MEMORY", "256MiB"}},
        "init=0 devices=2\ndevice 0 free=805306368 total=1073741824\ndevice 1 free=805306368 total=1073741824\n"},
+      // Processes (pid:command:bytes[:device]): each device holds the sum of its own.
+      {{{"GPUMEMTRACE_SIM_DEVICES", "2"},
+        {"GPUMEMTRACE_SIM_MEMORY", "1GiB"},
+        {"GPUMEMTRACE_SIM_OTHERS_MEMORY", "4194401:python train.py:512MiB,4194402:stale worker:128MiB,9:x:64MiB:1"}},
+       "init=0 devices=2\ndevice 0 free=402653184 total=1073741824\ndevice 1 free=1006632960 total=1073741824\n"},
       {{{"GPUMEMTRACE_SIM_DEVICES", "0"}}, "init=100 devices=0\n"},  // CUDA_ERROR_NO_DEVICE
   };
   for (const GoodConfig& c : cases) {
@@ -54,6 +59,11 @@ TEST(ConfigTest, BadValuesFailCuInitWithOneMessage) {
       {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "1GiB,1GiB"}},       // one device, two sizes
       {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "32GiB"}},           // more than the device has
       {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "1GiB,"}},
+      {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "42:python:1GiB,512MiB"}},  // processes and sizes mixed
+      {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "0:python:1GiB"}},          // no pid 0
+      {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "42::1GiB"}},               // no command
+      {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "42:python:1GiB:1"}},       // one device only
+      {{"GPUMEMTRACE_SIM_OTHERS_MEMORY", "42:a:10GiB,43:b:7GiB"}},   // 17 GiB on a 16 GiB device
   };
   for (const auto& env : bad) {
     auto r = probe(env);
