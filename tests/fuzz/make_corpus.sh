@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Remakes the seed corpus of tests/fuzz/corpus from a built tree (default build/): traces of the test
 # programs run under the tracer on the simulated device, complete and cut at several points (what a killed
-# process leaves), traces of bench_trace_generator, the .eh_frame sections of the programs and libraries,
+# process leaves), traces of bench_trace_generator, the crafted shapes of
+# tests/reliability/programs/hostile_traces.cpp, the .eh_frame sections of the programs and libraries,
 # and the baselines of those traces. Inputs kept by hand (regression-*: what a fuzzer once crashed on;
 # hand-*) stay.
 set -euo pipefail
@@ -32,6 +33,10 @@ traced annotate "$build/bin/capture_prog_annotate"
 traced neighbour "$build/bin/reliability_prog_neighbour" 3
 traced train_loop "$build/bin/train_loop" --steps 2 --layers 2
 "$build/bin/bench_trace_generator" "$work/generated.trace" 300 >/dev/null
+# The shapes that once cost the analyzer the square of the trace, at a quarter of the reliability test's size.
+mkdir "$work/hostile"
+"$build/bin/reliability_prog_hostile_traces" "$work/hostile" 4 >/dev/null
+for shape in "$work"/hostile/*.trace; do cp "$shape" "$traces/hostile-$(basename "$shape" .trace)"; done
 
 for trace in "$work"/*.trace; do
   name="$(basename "$trace" .trace | sed 's/\.child\.[0-9]*/.child/')"  # no pids: the corpus stays the same
