@@ -192,6 +192,10 @@ SIM_NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* cudaDriverVersi
   return NVML_SUCCESS;
 }
 
+SIM_NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* cudaDriverVersion) {
+  return nvmlSystemGetCudaDriverVersion(cudaDriverVersion);
+}
+
 SIM_NVML_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {
   SIM_NVML_REQUIRE_INIT();
   for (const OtherProcess& p : nvml().config.other_processes)
@@ -243,8 +247,45 @@ SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMe
   return NVML_SUCCESS;
 }
 
-SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
-                                                                     nvmlProcessInfo_t* infos) {
+// "0000:01:00.0" (the runtime's form) or "00000000:01:00.0" (NVML's), any case: compared as numbers.
+SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device) {
+  SIM_NVML_REQUIRE_INIT();
+  if (!pciBusId || !device) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned domain = 0, bus = 0, slot = 0, function = 0;
+  if (std::sscanf(pciBusId, "%x:%x:%x.%x", &domain, &bus, &slot, &function) != 4) return NVML_ERROR_INVALID_ARGUMENT;
+  for (int index = 0; index < nvml().config.devices; ++index) {
+    unsigned d = 0, b = 0, s = 0, f = 0;
+    std::sscanf(sim_pci_bus_id(index).c_str(), "%x:%x:%x.%x", &d, &b, &s, &f);
+    if (d == domain && b == bus && s == slot && f == function) {
+      *device = &nvml().handles[static_cast<size_t>(index)];
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int,
+                                                                 nvmlIntNvLinkDeviceType_t*) {
+  SIM_NVML_DEVICE(d, device);
+  (void)d;
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int, nvmlPciInfo_t*) {
+  SIM_NVML_DEVICE(d, device);
+  (void)d;
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t*) {
+  SIM_NVML_DEVICE(d, device);
+  (void)d;
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+// The processes holding memory on the device, as NVML's two layouts of the list.
+template <typename Info>
+nvmlReturn_t list_processes(nvmlDevice_t device, unsigned int* infoCount, Info* infos) {
   SIM_NVML_DEVICE(d, device);
   if (!infoCount) return NVML_ERROR_INVALID_ARGUMENT;
   std::vector<Holder> all = holders(d->index);
@@ -252,6 +293,22 @@ SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_
   *infoCount = static_cast<unsigned int>(all.size());
   if (all.size() > room) return NVML_ERROR_INSUFFICIENT_SIZE;
   if (!all.empty() && !infos) return NVML_ERROR_INVALID_ARGUMENT;
-  for (size_t i = 0; i < all.size(); i++) infos[i] = {all[i].pid, all[i].bytes, kNoInstance, kNoInstance};
+  for (size_t i = 0; i < all.size(); i++) {
+    infos[i] = Info{};
+    infos[i].pid = all[i].pid;
+    infos[i].usedGpuMemory = all[i].bytes;
+    if constexpr (requires { infos[i].gpuInstanceId; }) infos[i].gpuInstanceId = infos[i].computeInstanceId = kNoInstance;
+  }
   return NVML_SUCCESS;
+}
+
+// The legacy layout (PyTorch's out-of-memory message names the processes with it, binding this name).
+SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
+                                                                  nvmlProcessInfo_v1_t* infos) {
+  return list_processes(device, infoCount, infos);
+}
+
+SIM_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                                     nvmlProcessInfo_t* infos) {
+  return list_processes(device, infoCount, infos);
 }

@@ -47,6 +47,16 @@ typedef struct nvmlProcessInfo_v2_st {
   unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+// The layout of the unversioned nvmlDeviceGetComputeRunningProcesses, which PyTorch binds by that name.
+typedef struct nvmlProcessInfo_v1_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+// Only passed through: the simulated device has no NVLink and no fabric.
+typedef int nvmlIntNvLinkDeviceType_t;
+typedef struct nvmlGpuFabricInfoV_st nvmlGpuFabricInfoV_t;
+
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlShutdown(void);
 const char* nvmlErrorString(nvmlReturn_t result);
@@ -59,6 +69,14 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* cudaDriverVersion);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
+                                                  nvmlProcessInfo_v1_t* infos);
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+                                                 nvmlIntNvLinkDeviceType_t* type);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci);
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t* info);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
                                                      nvmlProcessInfo_t* infos);
 

@@ -104,6 +104,34 @@ TEST_F(SimNvml, ListedOthersAndThisProcessHoldWhatCuMemGetInfoSays) {
   ASSERT_EQ(cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
 }
 
+// What PyTorch 2.14.1 binds by name and asserts it finds (c10/cuda/driver_api.h): its out-of-memory
+// message finds the device by the runtime's PCI bus id and lists its processes in the legacy layout.
+TEST_F(SimNvml, WhatPytorchBindsIsThere) {
+  nvmlDevice_t by_bus = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByPciBusId_v2("0000:02:00.0", &by_bus), NVML_SUCCESS);  // cudaDeviceGetPCIBusId's form
+  EXPECT_EQ(by_bus, device(1));
+  ASSERT_EQ(nvmlDeviceGetHandleByPciBusId_v2("00000000:01:00.0", &by_bus), NVML_SUCCESS);
+  EXPECT_EQ(by_bus, device(0));
+  EXPECT_EQ(nvmlDeviceGetHandleByPciBusId_v2("0000:09:00.0", &by_bus), NVML_ERROR_NOT_FOUND);
+  EXPECT_EQ(nvmlDeviceGetHandleByPciBusId_v2("not a bus id", &by_bus), NVML_ERROR_INVALID_ARGUMENT);
+
+  nvmlProcessInfo_v1_t legacy[4];
+  unsigned count = 4;
+  ASSERT_EQ(nvmlDeviceGetComputeRunningProcesses(device(0), &count, legacy), NVML_SUCCESS);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(legacy[0].pid, 4194401u);
+  EXPECT_EQ(legacy[0].usedGpuMemory, 512 * kMiB);
+
+  int version = 0;
+  ASSERT_EQ(nvmlSystemGetCudaDriverVersion_v2(&version), NVML_SUCCESS);
+  int v1 = 0;
+  ASSERT_EQ(nvmlSystemGetCudaDriverVersion(&v1), NVML_SUCCESS);
+  EXPECT_EQ(version, v1);
+  EXPECT_EQ(nvmlDeviceGetNvLinkRemoteDeviceType(device(0), 0, nullptr), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvmlDeviceGetNvLinkRemotePciInfo_v2(device(0), 0, nullptr), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvmlDeviceGetGpuFabricInfoV(device(0), nullptr), NVML_ERROR_NOT_SUPPORTED);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
