@@ -322,3 +322,53 @@ TEST(TorchHook, LeavesTheProgramsOwnHistoryAlone) {
 
 }  // namespace
 }  // namespace gpumemtrace::test
+
+namespace gpumemtrace::test {
+namespace {
+
+// Garbage collection of the cache (garbage_collection_threshold, with a memory fraction): a 300 MiB block
+// cached, then a 400 MiB request it cannot serve under 512 MiB allowed. With the threshold PyTorch frees the
+// cached block before it asks for the new one; without, the fraction refuses the request first and PyTorch
+// retries after freeing it. The driver sees the same three calls either way, and so does the trace.
+TEST(GarbageCollection, FreesTheCacheBeforeAskingAndTheTraceSeesTheSameCalls) {
+  REQUIRE_TORCH();
+  for (const auto& [conf, retries] : {std::pair{"garbage_collection_threshold:0.5", 0}, std::pair{"", 1}}) {
+    SCOPED_TRACE(conf);
+    EnvChanges env;
+    if (*conf) env.emplace("PYTORCH_CUDA_ALLOC_CONF", conf);
+    TorchRun run = run_torch(kScripts + "/gc_and_graphs.py", {"gc"}, "1GiB", env);
+    ASSERT_EQ(run.result.exit_code, 0) << describe(run.result);
+    EXPECT_EQ(run.steps["cached"]["reserved"], 300 * kMiB);
+    EXPECT_EQ(run.steps["cached"]["allocated"], 0);
+    EXPECT_EQ(run.steps["bigger"]["reserved"], 400 * kMiB);
+    EXPECT_EQ(run.steps["bigger"]["allocated"], 400 * kMiB);
+    EXPECT_EQ(run.steps["bigger"]["retries"], retries);
+    std::vector<std::string> calls;
+    trace::Reader reader(run.trace);
+    while (const trace::Record* record = reader.next()) {
+      if (const auto* alloc = std::get_if<trace::Alloc>(record); alloc && alloc->size >= kMiB)
+        calls.push_back("malloc " + std::to_string(alloc->size / kMiB));
+      if (std::holds_alternative<trace::Free>(*record)) calls.push_back("free");
+    }
+    // PyTorch keeps its cache to the end: the process's exit frees the 400 MiB, not a cudaFree.
+    EXPECT_EQ(calls, (std::vector<std::string>{"malloc 300", "free", "malloc 400"}));
+  }
+}
+
+// CUDA graphs: the simulated runtime captures no work, so the capture fails with PyTorch's own error and the
+// simulated runtime's one line naming the function; the program goes on.
+TEST(CudaGraphs, CaptureFailsWithPytorchsErrorAndOneLineFromTheSimulatedRuntime) {
+  REQUIRE_TORCH();
+  TorchRun run = run_torch(kScripts + "/gc_and_graphs.py", {"graph"}, "1GiB");
+  ASSERT_EQ(run.result.exit_code, 0) << describe(run.result);
+  ASSERT_TRUE(run.steps.contains("refused")) << run.result.out;
+  EXPECT_NE(run.steps["refused"]["error"].get<std::string>().find("operation not supported"), std::string::npos)
+      << run.steps["refused"];
+  EXPECT_NE(run.result.err.find("gpumemtrace simulated CUDA runtime: cudaStreamBeginCapture is not supported: the "
+                                "simulated driver captures no stream work into CUDA graphs\n"),
+            std::string::npos)
+      << run.result.err;
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test
