@@ -132,6 +132,8 @@ Frames user_frames(std::span<const symbolize::Frame> frames) {
                     frame.kind == symbolize::FrameKind::Native;
     if (owner == Owner::NoSource || (outermost_python < frames.size() && (machinery || start_up))) continue;
     out.push_back(frame);
+    // What calls main is the C library's start-up (_start, __libc_start_main): nobody's code to read.
+    if (frame.kind == symbolize::FrameKind::Native && short_function_name(frame.function) == "main") break;
   }
   return out;
 }

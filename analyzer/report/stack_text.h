@@ -25,7 +25,8 @@ std::string frame_text(const symbolize::Frame& frame);
 // between Python frames stay. In the C++ stacks of a PyTorch snapshot (frames known by name only) the
 // caching allocator's internals count as the CUDA runtime, CPython's sources as the interpreter, the
 // operator dispatcher's generated code (Register*.cpp) as glue, and frames without a source file are left
-// out wherever they are. A stack of machinery only is kept whole.
+// out wherever they are. A native stack ends at main: what calls it is the C library's start-up. A stack of
+// machinery only is kept whole.
 Frames user_frames(std::span<const symbolize::Frame> frames);
 // Every stack as user_frames() of it: their own code on top.
 Stacks user_stacks(const Stacks& stacks);

@@ -100,6 +100,18 @@ TEST(StackText, FrameTextNamesEachKindOfFrame) {
   for (const auto& [frame, text] : cases) EXPECT_EQ(report::frame_text(frame), text);
 }
 
+TEST(StackText, UserFramesOfANativeStackEndAtMain) {
+  const std::vector<Frame> stack = {native("cudaMalloc", "/usr/lib/libcudart.so.13"),
+                                    native("step", "/app/train", "/src/train.cpp", 40),
+                                    native("main", "/app/train", "/src/train.cpp", 50),
+                                    native("__libc_start_call_main", "/usr/lib/libc.so.6", "libc_start_call_main.h", 58),
+                                    native("_start", "/app/train", "", 0)};
+  std::vector<Frame> shown = report::user_frames(stack);
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0].function, "step");
+  EXPECT_EQ(shown[1].function, "main");
+}
+
 TEST(StackText, ShortFunctionNamesDropWhatTheTextDoesNotNeed) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"void ns::f<int>(int) const [clone .constprop.0]", "ns::f<…>"},
