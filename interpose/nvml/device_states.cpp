@@ -15,7 +15,7 @@ namespace {
 
 enum class Load : int { NotYet, Loading, Ready, Unavailable };
 std::atomic<Load> g_load{Load::NotYet};
-nvml::Library* g_library = nullptr;  // set once, before g_load becomes Ready; never destroyed
+nvml::Library* g_library = nullptr;  // set once, before g_load becomes Ready or Unavailable; never destroyed
 std::atomic<bool> g_started{false};
 std::atomic<long> g_started_pid{0};  // a vfork child shares our memory: it must not write our end
 
@@ -26,12 +26,12 @@ nvml::Library* library() {
   if (state == Load::Ready) return g_library;
   if (state != Load::NotYet || !g_load.compare_exchange_strong(state, Load::Loading)) return nullptr;
   auto* library = new nvml::Library(real_dlsym);
+  g_library = library;  // kept whether or not NVML is there: what it says why not stays readable
   if (!library->available()) {
     debug_log("NVML not available (%s): the trace has no device states", library->why().c_str());
     g_load.store(Load::Unavailable, std::memory_order_release);
     return nullptr;
   }
-  g_library = library;
   g_load.store(Load::Ready, std::memory_order_release);
   return library;
 }
