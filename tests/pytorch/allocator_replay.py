@@ -4,13 +4,16 @@ exit; with argv[2] the snapshot is also written there. Prints {"check": "max_res
 peak reserved) and {"check": "done", "value": true} at the end."""
 
 import json
+import os
 import pickle
 import sys
 
 import torch
 
 MiB = 1 << 20
-torch.cuda.memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=1_000_000)
+# Stacks only when asked (ALLOCATOR_REPLAY_STACKS=1): recording them makes the longer workloads take minutes.
+context = "alloc" if os.environ.get("ALLOCATOR_REPLAY_STACKS") == "1" else None
+torch.cuda.memory._record_memory_history(enabled="all", context=context, stacks="python", max_entries=1_000_000)
 
 
 def fragmenting_mix():
