@@ -361,10 +361,16 @@ void Allocator::complete(BlockId id) {
   free_block(id);
 }
 
+// A pool is ordered by (stream, size): each stream's largest block is the last of its range, one step per stream.
 uint64_t Allocator::largest_free_block() const {
   uint64_t largest = 0;
-  for (const Pool* pool : {&small_, &large_})
-    for (BlockId id : pool->blocks) largest = std::max(largest, blocks_[id].size);
+  for (const Pool* pool : {&small_, &large_}) {
+    for (auto end = pool->blocks.end(); end != pool->blocks.begin();) {
+      const Block& last = blocks_[*std::prev(end)];
+      largest = std::max(largest, last.size);
+      end = pool->blocks.lower_bound(SizeKey{last.stream, 0});
+    }
+  }
   return largest;
 }
 

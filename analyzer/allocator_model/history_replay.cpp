@@ -96,10 +96,24 @@ class Replayer {
     if (recorded_failure) out_.recorded_out_of_memory.push_back(out_.requests);
     ++out_.requests;
     std::optional<BlockId> block = model_.malloc(entry.size, entry.stream);
+    if (!block && !out_.first_out_of_memory) {
+      out_.first_out_of_memory = &entry;
+      out_.largest_free_at_worst = model_.largest_free_block();
+    }
     addresses_->group.clear();
     if (block && !recorded_failure) live_[entry.address] = *block;
     for (BlockId id : complete_after_malloc_) model_.complete(id);
     complete_after_malloc_.clear();
+    note_fragmentation();
+  }
+
+  // A new peak of reserved - allocated is the worst moment so far, unless a request already failed.
+  void note_fragmentation() {
+    const Counters& counters = model_.counters();
+    uint64_t fragmentation = counters.reserved - counters.allocated;
+    if (fragmentation <= out_.peak_fragmentation) return;
+    out_.peak_fragmentation = fragmentation;
+    if (!out_.first_out_of_memory) out_.largest_free_at_worst = model_.largest_free_block();
   }
 
   void free(const SnapshotEntry& entry, bool now) {
@@ -111,6 +125,7 @@ class Replayer {
     }
     if (now) {
       model_.free(it->second);
+      note_fragmentation();
     } else {
       model_.free_later(it->second);
       pending_[entry.address] = it->second;
@@ -123,10 +138,12 @@ class Replayer {
   void complete(const SnapshotEntry& entry) {
     auto it = pending_.find(entry.address);
     if (it == pending_.end()) return;
-    if (segment_since_request_)
+    if (segment_since_request_) {
       complete_after_malloc_.push_back(it->second);
-    else
+    } else {
       model_.complete(it->second);
+      note_fragmentation();
+    }
     pending_.erase(it);
   }
 

@@ -31,6 +31,11 @@ struct HistoryReplay {
   std::vector<uint64_t> recorded_out_of_memory;  // requests (counted from 0) that failed in the history
   uint64_t recorded_peak_reserved = 0;           // from the recorded segment entries
   Counters counters;                             // the model's
+  uint64_t peak_fragmentation = 0;  // the model's largest reserved - allocated
+  // The worst moment: the first request that ran out of memory in the model, else the peak of fragmentation;
+  // the largest cached block then.
+  uint64_t largest_free_at_worst = 0;
+  const pytorch::SnapshotEntry* first_out_of_memory = nullptr;  // the model's first failed request (its entry)
   uint64_t unknown_frees = 0;  // frees of blocks the replay did not hand out (allocated before the history)
   bool initial_state_empty = true;  // false: the history began with segments the model did not start with
 };

@@ -53,6 +53,13 @@ void CommandLine::option(const std::string& names, std::string value_name, std::
   help_lines_.push_back({help_names(names, value_name), std::move(description)});
 }
 
+void CommandLine::repeated(const std::string& names, std::string value_name, std::vector<std::string>& values,
+                           std::string description) {
+  app_->add_option_function<std::string>(names, [&values](const std::string& given) { values.push_back(given); })
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  help_lines_.push_back({help_names(names, value_name), std::move(description)});
+}
+
 void CommandLine::operand(std::string noun, std::string& value) {
   operand_ = app_->add_option("operand", value);
   noun_ = std::move(noun);

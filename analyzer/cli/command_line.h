@@ -34,6 +34,9 @@ class CommandLine {
   // value_name: "N", "SIZE" in the help. The value is given when the option was.
   void option(const std::string& names, std::string value_name, std::optional<std::string>& value,
               std::string description);
+  // An option that may be given again: each value in the order given (--set A --set B).
+  void repeated(const std::string& names, std::string value_name, std::vector<std::string>& values,
+                std::string description);
   // Exactly one operand; `noun` names it in messages ("trace file").
   void operand(std::string noun, std::string& value);
   // Exactly `count` operands, in order (diff's A and B); `noun` names one in messages.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+#include <string>
 #include <variant>
 
 namespace gpumemtrace::pytorch {
@@ -246,6 +248,35 @@ SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& kno
   return entry;
 }
 
+// allocator_settings: each setting read when it has the form 2.14.1 writes, else left out.
+AllocatorSettings read_settings(Walk& walk, Id id, const Pickle& pickle) {
+  AllocatorSettings settings;
+  Walk::Dict dict(walk, id);
+  auto of_kind = [&](std::string_view key, PickleKind kind) -> std::optional<Id> {
+    std::optional<Id> value = dict.find(key);
+    return value && pickle[*value].kind == kind ? value : std::nullopt;
+  };
+  if (auto conf = of_kind(schema::kAllocConf, PickleKind::Str)) settings.alloc_conf = pickle.text(pickle[*conf]);
+  if (auto expandable = of_kind(schema::kExpandableSegments, PickleKind::Bool))
+    settings.expandable_segments = pickle[*expandable].payload != 0;
+  if (auto split = of_kind(schema::kMaxSplitSize, PickleKind::Int); split && !pickle[*split].negative)
+    settings.max_split_size = pickle[*split].payload;
+  if (auto threshold = of_kind(schema::kGarbageCollectionThreshold, PickleKind::Float))
+    settings.garbage_collection_threshold = std::bit_cast<double>(pickle[*threshold].payload);
+  if (auto divisions = of_kind(schema::kRoundupPower2Divisions, PickleKind::Dict)) {
+    Walk::Dict by_mib(walk, *divisions);
+    std::array<uint64_t, 16> values{};
+    bool complete = true;
+    for (size_t i = 0; i < values.size() && complete; ++i) {
+      std::optional<Id> value = by_mib.find(std::to_string(uint64_t{1} << i));
+      complete = value && pickle[*value].kind == PickleKind::Int && !pickle[*value].negative;
+      if (complete) values[i] = pickle[*value].payload;
+    }
+    if (complete) settings.roundup_power2_divisions = values;
+  }
+  return settings;
+}
+
 }  // namespace
 
 Snapshot SnapshotReader::read() {
@@ -260,11 +291,8 @@ Snapshot SnapshotReader::read() {
     traces = walk.optional(dict, schema::kDeviceTraces);
     // Only advice depends on the settings: a snapshot whose settings have another form is still read.
     if (std::optional<Id> settings = dict.find(schema::kAllocatorSettings);
-        settings && pickle_[*settings].kind == PickleKind::Dict) {
-      std::optional<Id> expandable = Walk::Dict(walk, *settings).find(schema::kExpandableSegments);
-      if (expandable && pickle_[*expandable].kind == PickleKind::Bool)
-        snapshot.expandable_segments = pickle_[*expandable].payload != 0;
-    }
+        settings && pickle_[*settings].kind == PickleKind::Dict)
+      snapshot.settings = read_settings(walk, *settings, pickle_);
   } else if (pickle_[root].kind == PickleKind::List) {
     snapshot.legacy = true;
   } else {

@@ -4,6 +4,7 @@
 // no 'size'"). Frames stay in the pickle until asked for (frames()): snapshots share them heavily.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -71,12 +72,23 @@ struct SnapshotEntry {
   }
 };
 
+// The allocator's settings as the snapshot repeats them (allocator_settings), each when present in a form this
+// reader knows: what a replay of the history needs to run under the recorded settings.
+struct AllocatorSettings {
+  std::string_view alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF as the process had it ("" when unset)
+  std::optional<bool> expandable_segments;
+  std::optional<uint64_t> max_split_size;  // bytes; nullopt also when unlimited (-1)
+  std::optional<double> garbage_collection_threshold;  // 0: off
+  // roundup_power2_divisions by interval: [0] for 1-2 MiB, [1] for 2-4 MiB, ... [15] from 32 GiB.
+  std::optional<std::array<uint64_t, 16>> roundup_power2_divisions;
+};
+
 struct Snapshot {
   bool legacy = false;  // a bare list of segments, or blocks with "history" instead of "frames"
   std::vector<SnapshotSegment> segments;
   std::vector<std::vector<SnapshotEntry>> device_traces;  // by device
   uint64_t unknown_actions = 0;                           // entries of an action this reader does not know (skipped)
-  std::optional<bool> expandable_segments;                // allocator_settings, when the snapshot has them
+  std::optional<AllocatorSettings> settings;              // allocator_settings, when the snapshot has them
 };
 
 class SnapshotReader {

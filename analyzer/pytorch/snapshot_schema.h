@@ -2,8 +2,10 @@
 // torch/csrc/cuda/Module.cpp writes it and torch/cuda/_memory_viz.py and torch/utils/viz/MemoryViz.js read
 // it: the names of its keys, block states and trace actions, for both the import and the memory-viz export.
 //
-//   {"segments": [segment...], "device_traces": [[entry...] per device], "allocator_settings": {...,
-//    "expandable_segments": bool}, "external_annotations": [...]}   (legacy: the bare list of segments)
+//   {"segments": [segment...], "device_traces": [[entry...] per device], "allocator_settings": {
+//    "PYTORCH_CUDA_ALLOC_CONF": str, "max_split_size": bytes or -1, "garbage_collection_threshold": float,
+//    "expandable_segments": bool, "roundup_power2_divisions": {"1": n, "2": n, ... "32768": n} (by MiB), ...},
+//    "external_annotations": [...]}   (legacy: the bare list of segments)
 //   segment  {"device", "address", "total_size", "allocated_size", "active_size", "requested_size", "stream",
 //             "segment_type": "large"|"small", "segment_pool_id", "is_expandable", "frames", "blocks": [...]}
 //   block    {"address", "size", "requested_size", "state", "frames"}; legacy: "history": [{"addr",
@@ -22,7 +24,12 @@ namespace gpumemtrace::pytorch::schema {
 inline constexpr std::string_view kSegments = "segments";
 inline constexpr std::string_view kDeviceTraces = "device_traces";
 inline constexpr std::string_view kAllocatorSettings = "allocator_settings";
-inline constexpr std::string_view kExpandableSegments = "expandable_segments";  // in allocator_settings
+// In allocator_settings:
+inline constexpr std::string_view kAllocConf = "PYTORCH_CUDA_ALLOC_CONF";
+inline constexpr std::string_view kMaxSplitSize = "max_split_size";
+inline constexpr std::string_view kGarbageCollectionThreshold = "garbage_collection_threshold";
+inline constexpr std::string_view kExpandableSegments = "expandable_segments";
+inline constexpr std::string_view kRoundupPower2Divisions = "roundup_power2_divisions";
 
 inline constexpr std::string_view kDevice = "device";
 inline constexpr std::string_view kAddress = "address";

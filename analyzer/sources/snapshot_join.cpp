@@ -333,7 +333,8 @@ void describe_snapshots(std::span<const LoadedSnapshot> loaded, const pytorch::J
     info.snapshots.push_back({loaded[s].named, history.parts[s], state_changes[s]});
     if (std::optional<uint64_t> begins = history.parts[s].begins_ns)
       info.history_begins_ns = std::min(info.history_begins_ns.value_or(*begins), *begins);
-    if (std::optional<bool> expandable = loaded[s].snapshot.expandable_segments)
+    if (std::optional<bool> expandable =
+            loaded[s].snapshot.settings ? loaded[s].snapshot.settings->expandable_segments : std::nullopt)
       info.expandable_segments = info.expandable_segments.value_or(false) || *expandable;
   }
   if (!info.history_begins_ns && !history.steps.empty()) info.history_begins_ns = history.steps.front().time_ns;

@@ -1,15 +1,19 @@
 """Workloads for the allocator model's oracle (tests/pytorch/allocator_replay_test.cpp): PyTorch's history is on
 from before the first allocation, and the workload named by argv[1] runs. The tracer's hook writes the snapshot at
-exit; with argv[2] the snapshot is also written there. Prints {"check": "done", "value": true} at the end."""
+exit; with argv[2] the snapshot is also written there. Prints {"check": "max_reserved", "value": bytes} (PyTorch's
+peak reserved) and {"check": "done", "value": true} at the end."""
 
 import json
+import os
 import pickle
 import sys
 
 import torch
 
 MiB = 1 << 20
-torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=1_000_000)
+# Stacks only when asked (ALLOCATOR_REPLAY_STACKS=1): recording them makes the longer workloads take minutes.
+context = "alloc" if os.environ.get("ALLOCATOR_REPLAY_STACKS") == "1" else None
+torch.cuda.memory._record_memory_history(enabled="all", context=context, stacks="python", max_entries=1_000_000)
 
 
 def fragmenting_mix():
@@ -46,10 +50,68 @@ def small_tensors():
     del live
 
 
-WORKLOADS = {"fragmenting_mix": fragmenting_mix, "small_tensors": small_tensors}
+def record_stream():
+    """Tensors made on the default stream, used on two side streams (record_stream) and freed while those may
+    still use them: their blocks go back to the cache only when the side streams' events complete."""
+    sides = [torch.cuda.Stream(), torch.cuda.Stream()]
+    sizes = [300 * 1024, 3 * MiB, 12 * MiB + 5, 700, 30 * MiB, 1 * MiB + 1]
+    live = []
+    for i in range(120):
+        tensor = torch.empty(sizes[(i * 5) % len(sizes)], dtype=torch.uint8, device="cuda")
+        side = sides[i % 2]
+        if i % 3 != 0:
+            with torch.cuda.stream(side):
+                tensor.fill_(1)
+            tensor.record_stream(side)
+        live.append(tensor)
+        if i % 2 == 1:
+            del live[(i * 7) % len(live)]
+        if i % 13 == 12:
+            sides[(i // 13) % 2].synchronize()
+            del live[: len(live) // 2]
+    del live
+
+
+def adam_training():
+    """A training loop with Adam: an elementwise model (no matrix products, which the simulated device cannot
+    run), its gradients and Adam's two moments per parameter, the batch and its activations per step."""
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(shape, device="cuda")) for shape in
+              [(1024, 1024), (1024,), (4096, 512), (512,), (300, 700), (2 * 1024 * 1024,)]]
+    optimizer = torch.optim.Adam(params, lr=1e-3)
+    for step in range(6):
+        batch = torch.randn(64 + 16 * step, 1024, device="cuda")
+        x = batch * params[0][: batch.shape[0]] + params[1]
+        x = torch.tanh(x).sum() * params[2].mean() + (params[3] * params[4].sum()).sum()
+        loss = x + params[5].pow(2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        del batch, x, loss
+
+
+def memory_fraction_gc():
+    """A memory fraction of 1/32 of the device (512 MiB of 16 GiB) with garbage_collection_threshold (set by the
+    test in PYTORCH_CUDA_ALLOC_CONF): each round frees large tensors whose blocks no later request fits, so the
+    cache grows past the threshold and garbage collection releases the older cached segments."""
+    torch.cuda.set_per_process_memory_fraction(1 / 32)
+    live = []
+    for round_ in range(12):
+        size = (22 + 6 * round_) * MiB
+        for i in range(3):
+            live.append(torch.empty(size + i * MiB, dtype=torch.uint8, device="cuda"))
+        small = [torch.empty(4 * MiB + i, dtype=torch.uint8, device="cuda") for i in range(4)]
+        del small
+        del live[:3]
+    del live
+
+
+WORKLOADS = {"fragmenting_mix": fragmenting_mix, "small_tensors": small_tensors, "record_stream": record_stream,
+             "adam_training": adam_training, "memory_fraction_gc": memory_fraction_gc}
 WORKLOADS[sys.argv[1]]()
 torch.cuda.synchronize()
 if len(sys.argv) > 2:
     with open(sys.argv[2], "wb") as out:
         pickle.dump(torch.cuda.memory._snapshot(), out)
+print(json.dumps({"check": "max_reserved", "value": torch.cuda.max_memory_reserved()}), flush=True)
 print(json.dumps({"check": "done", "value": True}), flush=True)

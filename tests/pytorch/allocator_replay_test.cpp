@@ -1,12 +1,16 @@
 // The allocator model's oracle: real PyTorch 2.14.1 on the simulated device records its history from before its
-// first allocation (allocator_replay.py); the history, joined from the snapshot, replayed through the model under
-// the recorded settings (the defaults) gives the same segment allocations and frees, in the same order and sizes.
+// first allocation (allocator_replay.py), under the settings the test puts in PYTORCH_CUDA_ALLOC_CONF; the history,
+// joined from the snapshot, replayed through the model under the settings the snapshot recorded gives the same
+// segment allocations and frees, in the same order and sizes, and the same peak reserved.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyzer/allocator_model/history_replay.h"
+#include "analyzer/allocator_model/recorded_settings.h"
 #include "analyzer/sources/snapshot_join_steps.h"
 #include "tests/pytorch/torch_run.h"
 
@@ -15,9 +19,19 @@ namespace {
 
 const std::string kScript = std::string(GMT_PYTORCH_TESTS) + "/allocator_replay.py";
 
-allocator_model::HistoryReplay replay_workload(const std::string& workload) {
+struct Replayed {
+  allocator_model::Settings settings;  // as the snapshot recorded them
+  allocator_model::HistoryReplay replay;
+};
+
+// Runs the workload under PYTORCH_CUDA_ALLOC_CONF=`conf` on a 16 GiB device and replays its history under the
+// snapshot's settings. The memory fraction is not in a snapshot: `fraction` is the one the workload sets.
+Replayed replay_workload(const std::string& workload, const std::string& conf = "",
+                         std::optional<double> fraction = std::nullopt) {
   std::string dir = make_temp_dir();
-  TorchRun run = run_torch(kScript, {workload, dir + "/history.pickle"}, "16GiB");
+  EnvChanges env;
+  if (!conf.empty()) env.emplace("PYTORCH_CUDA_ALLOC_CONF", conf);
+  TorchRun run = run_torch(kScript, {workload, dir + "/history.pickle"}, "16GiB", env);
   EXPECT_EQ(run.result.exit_code, 0) << describe(run.result);
   EXPECT_EQ(run.checks["done"], true);
   std::vector<sources::NamedSnapshot> named(1);
@@ -30,9 +44,18 @@ allocator_model::HistoryReplay replay_workload(const std::string& workload) {
   for (sources::join::LoadedSnapshot& s : loaded)
     taken.push_back({&s.snapshot, s.reader.get(), s.named.taken_ns, s.named.taken_wall_ns});
   pytorch::JoinedHistory history = pytorch::join_histories(taken);
-  allocator_model::Settings settings;
-  settings.device_memory = 16 * kGiB;
-  return allocator_model::replay_history(taken, history, 0, settings);
+  Replayed out;
+  out.settings.device_memory = 16 * kGiB;
+  out.settings.per_process_memory_fraction = fraction;
+  EXPECT_TRUE(loaded.at(0).snapshot.settings.has_value());
+  out.settings = allocator_model::recorded_settings(*loaded.at(0).snapshot.settings, out.settings);
+  out.replay = allocator_model::replay_history(taken, history, 0, out.settings);
+  return out;
+}
+
+size_t count(const allocator_model::HistoryReplay& r, allocator_model::SegmentEvent::Kind kind) {
+  return static_cast<size_t>(std::count_if(r.recorded.begin(), r.recorded.end(),
+                                           [&](const allocator_model::SegmentEvent& e) { return e.kind == kind; }));
 }
 
 std::string around(const allocator_model::HistoryReplay& r) {
@@ -53,7 +76,7 @@ class AllocatorReplay : public testing::Test {
 // Sizes from 200 B to 40 MiB freed out of order, two rounds with empty_cache after each: 17 segments allocated
 // and 17 freed, the same as PyTorch's, and its peak reserved to the byte (measured: 205,520,896 B).
 TEST_F(AllocatorReplay, AFragmentingMixReproducesEverySegmentEvent) {
-  allocator_model::HistoryReplay r = replay_workload("fragmenting_mix");
+  allocator_model::HistoryReplay r = replay_workload("fragmenting_mix").replay;
   EXPECT_TRUE(r.initial_state_empty);
   EXPECT_EQ(r.requests, 120u);
   EXPECT_EQ(r.unknown_frees, 0u);
@@ -66,13 +89,71 @@ TEST_F(AllocatorReplay, AFragmentingMixReproducesEverySegmentEvent) {
 
 // 400 small-pool requests on two streams: 51 segments of 2 MiB, none freed, as PyTorch allocated them.
 TEST_F(AllocatorReplay, SmallTensorsOnTwoStreamsReproduceEverySegmentEvent) {
-  allocator_model::HistoryReplay r = replay_workload("small_tensors");
+  allocator_model::HistoryReplay r = replay_workload("small_tensors").replay;
   EXPECT_TRUE(r.initial_state_empty);
   EXPECT_EQ(r.requests, 400u);
   EXPECT_EQ(r.recorded.size(), 51u);
   EXPECT_FALSE(r.first_difference) << around(r);
   EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
   EXPECT_EQ(r.recorded_peak_reserved, 51 * 2 * kMiB);
+}
+
+// Tensors used on two side streams (record_stream) and freed while they may still be in use there: 39 of the 120
+// frees complete later, when the side stream's events do.
+TEST_F(AllocatorReplay, RecordStreamOnTwoStreamsReproducesEverySegmentEvent) {
+  allocator_model::HistoryReplay r = replay_workload("record_stream").replay;
+  EXPECT_TRUE(r.initial_state_empty);
+  EXPECT_EQ(r.requests, 120u);
+  EXPECT_EQ(r.unknown_frees, 0u);
+  EXPECT_EQ(r.recorded.size(), 8u);
+  EXPECT_FALSE(r.first_difference) << around(r);
+  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
+  EXPECT_EQ(r.recorded_peak_reserved, 195035136u);
+}
+
+// Six steps of Adam over an elementwise model: parameters, gradients, both moments, activations.
+TEST_F(AllocatorReplay, AnAdamTrainingLoopReproducesEverySegmentEvent) {
+  allocator_model::HistoryReplay r = replay_workload("adam_training").replay;
+  EXPECT_TRUE(r.initial_state_empty);
+  EXPECT_EQ(r.requests, 274u);
+  EXPECT_EQ(r.unknown_frees, 0u);
+  EXPECT_EQ(r.recorded.size(), 10u);
+  EXPECT_FALSE(r.first_difference) << around(r);
+  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
+  EXPECT_EQ(r.recorded_peak_reserved, 134217728u);
+}
+
+// The fragmenting mix with expandable segments: pages mapped into one segment per stream and pool, and unmapped
+// by empty_cache (4 unmappings); the snapshot's settings say expandable_segments is on.
+TEST_F(AllocatorReplay, ExpandableSegmentsReproduceEveryMapAndUnmap) {
+  Replayed run = replay_workload("fragmenting_mix", "expandable_segments:True");
+  allocator_model::HistoryReplay& r = run.replay;
+  EXPECT_TRUE(run.settings.expandable_segments);
+  EXPECT_EQ(r.requests, 120u);
+  EXPECT_EQ(r.recorded.size(), 23u);
+  EXPECT_EQ(count(r, allocator_model::SegmentEvent::Kind::Unmap), 4u);
+  EXPECT_FALSE(r.first_difference) << around(r);
+  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
+  EXPECT_EQ(r.recorded_peak_reserved, 213909504u);
+}
+
+// A memory fraction of 1/32 with garbage_collection_threshold 0.5 (and max_split_size_mb, rounding divisions,
+// read back from the snapshot): 22 cached segments released (garbage collection above 256 MiB, and cached blocks
+// of 200 MiB or more for a request that does not fit) as the real allocator released them; 26 allocated.
+TEST_F(AllocatorReplay, AMemoryFractionWithGarbageCollectionReproducesEverySegmentEvent) {
+  Replayed run = replay_workload("memory_fraction_gc", "garbage_collection_threshold:0.5,max_split_size_mb:200,"
+                                 "roundup_power2_divisions:[32:4,>:2]", 1.0 / 32);
+  allocator_model::HistoryReplay& r = run.replay;
+  EXPECT_EQ(run.settings.garbage_collection_threshold, 0.5);
+  EXPECT_EQ(run.settings.max_split_size, 200 * kMiB);
+  EXPECT_EQ(run.settings.divisions_for(40 * kMiB), 4u);
+  EXPECT_EQ(run.settings.divisions_for(100 * kMiB), 2u);
+  EXPECT_EQ(r.requests, 84u);
+  EXPECT_EQ(r.recorded.size(), 48u);
+  EXPECT_EQ(count(r, allocator_model::SegmentEvent::Kind::Free), 22u);
+  EXPECT_FALSE(r.first_difference) << around(r);
+  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
+  EXPECT_EQ(r.recorded_peak_reserved, 331350016u);
 }
 
 }  // namespace

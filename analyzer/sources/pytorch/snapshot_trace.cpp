@@ -35,7 +35,7 @@ class Converter {
     info.segments = snapshot_.segments.size();
     for (const SnapshotSegment& segment : snapshot_.segments) info.blocks += segment.blocks.size();
     info.unknown_actions = snapshot_.unknown_actions;
-    info.expandable_segments = snapshot_.expandable_segments;
+    if (snapshot_.settings) info.expandable_segments = snapshot_.settings->expandable_segments;
 
     std::set<int32_t> devices;
     for (const SnapshotSegment& segment : snapshot_.segments) devices.insert(segment.device);

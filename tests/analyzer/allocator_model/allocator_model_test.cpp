@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analyzer/allocator_model/allocator.h"
+#include "analyzer/allocator_model/recorded_settings.h"
 #include "analyzer/allocator_model/settings.h"
 
 namespace gpumemtrace::allocator_model {
@@ -74,6 +75,33 @@ TEST(AllocatorModelSettings, ParsesEveryOptionAndRefusesWhatPyTorchRefuses) {
   EXPECT_THROW(parse_alloc_conf("max_split_size_mb"), SettingsError);
 }
 
+// The snapshot's dict wins over the string (it is what the allocator ran with); the string gives what the dict
+// leaves out.
+TEST(AllocatorModelSettings, RecordedSettingsTakeTheDictOverTheString) {
+  pytorch::AllocatorSettings recorded;
+  recorded.alloc_conf = "max_split_size_mb:256,large_segment_size_mb:40,max_non_split_rounding_mb:64";
+  recorded.max_split_size = 512 * MiB;
+  recorded.garbage_collection_threshold = 0.6;
+  recorded.expandable_segments = true;
+  recorded.roundup_power2_divisions = std::array<uint64_t, 16>{8, 8, 4};
+  Settings base;
+  base.device_memory = 8 * kMiB * 1024;
+  base.per_process_memory_fraction = 0.5;
+  Settings s = recorded_settings(recorded, base);
+  EXPECT_EQ(s.max_split_size, 512 * MiB);
+  EXPECT_EQ(s.large_segment_size, 40 * MiB);
+  EXPECT_EQ(s.max_non_split_rounding_size, 64 * MiB);
+  EXPECT_EQ(s.garbage_collection_threshold, 0.6);
+  EXPECT_TRUE(s.expandable_segments);
+  EXPECT_EQ(s.divisions_for(3 * MiB), 8u);
+  EXPECT_EQ(s.divisions_for(5 * MiB), 4u);
+  EXPECT_EQ(s.divisions_for(9 * MiB), 0u);
+  EXPECT_EQ(s.per_process_memory_fraction, 0.5);
+  EXPECT_EQ(s.device_memory, 8 * kMiB * 1024);
+  recorded.alloc_conf = "backend:cudaMallocAsync";
+  EXPECT_THROW(recorded_settings(recorded), SettingsError);
+}
+
 TEST(AllocatorModelSettings, SegmentSizes) {
   Settings s;
   EXPECT_EQ(segment_size(s, 1 * MiB), 2 * MiB);
@@ -125,6 +153,17 @@ TEST(AllocatorModel, OversizeBlocksServeOnlyOversizeRequestsWithinTheRoundingLim
   limit.free(*limit.malloc(44 * MiB, 0));
   ASSERT_TRUE(limit.malloc(22 * MiB, 0));  // 44 >= 22 + 20: too much larger, a 22 MiB segment
   EXPECT_EQ(segments(limit), (std::vector<std::pair<Kind, uint64_t>>{{Kind::Alloc, 44 * MiB}, {Kind::Alloc, 22 * MiB}}));
+}
+
+// The largest cached block over every stream and both pools, not only the last stream's.
+TEST(AllocatorModel, TheLargestFreeBlockIsTheLargestOfEveryStream) {
+  Allocator model(with(""));
+  ASSERT_TRUE(model.malloc(3 * MiB, 1));   // a 20 MiB segment: 17 MiB stay free on stream 1
+  std::optional<BlockId> twelve = model.malloc(12 * MiB, 2);  // a segment of its own on stream 2
+  ASSERT_TRUE(twelve);
+  model.free(*twelve);
+  ASSERT_TRUE(model.malloc(900 * 1024, 3));  // the small pool: 2 MiB - 900 KiB free on stream 3
+  EXPECT_EQ(model.largest_free_block(), 17 * MiB);
 }
 
 TEST(AllocatorModel, AMissReleasesTheCacheAndRetriesBeforeRunningOutOfMemory) {

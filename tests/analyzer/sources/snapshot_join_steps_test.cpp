@@ -183,8 +183,8 @@ TEST(SnapshotJoinSteps, DescribeSnapshotsTakesTheEarliestBeginningAndAnyExpandab
   std::vector<LoadedSnapshot> loaded(2);
   loaded[0].named.file = "a.pickle";
   loaded[1].named.file = "b.pickle";
-  loaded[0].snapshot.expandable_segments = false;
-  loaded[1].snapshot.expandable_segments = true;
+  loaded[0].snapshot.settings.emplace().expandable_segments = false;
+  loaded[1].snapshot.settings.emplace().expandable_segments = true;
   pytorch::JoinedHistory history;
   history.parts.resize(2);
   history.parts[0].begins_ns = 40 * kUs;
