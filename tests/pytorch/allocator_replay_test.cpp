@@ -68,6 +68,18 @@ std::string around(const allocator_model::HistoryReplay& r) {
   return out;
 }
 
+// The replay began empty, as the history did, replayed `requests` requests and every one of the `segments`
+// recorded segment events the same, and reached the recorded peak reserved, `peak`.
+void expect_reproduced(const allocator_model::HistoryReplay& r, uint64_t requests, size_t segments, uint64_t peak) {
+  EXPECT_TRUE(r.initial_state_empty);
+  EXPECT_EQ(r.requests, requests);
+  EXPECT_EQ(r.unknown_frees, 0u);
+  EXPECT_EQ(r.recorded.size(), segments);
+  EXPECT_FALSE(r.first_difference) << around(r);
+  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
+  EXPECT_EQ(r.recorded_peak_reserved, peak);
+}
+
 class AllocatorReplay : public testing::Test {
  protected:
   void SetUp() override { REQUIRE_TORCH(); }
@@ -77,50 +89,27 @@ class AllocatorReplay : public testing::Test {
 // and 17 freed, the same as PyTorch's, and its peak reserved to the byte (measured: 205,520,896 B).
 TEST_F(AllocatorReplay, AFragmentingMixReproducesEverySegmentEvent) {
   allocator_model::HistoryReplay r = replay_workload("fragmenting_mix").replay;
-  EXPECT_TRUE(r.initial_state_empty);
-  EXPECT_EQ(r.requests, 120u);
-  EXPECT_EQ(r.unknown_frees, 0u);
+  expect_reproduced(r, 120, 34, 205520896u);
   EXPECT_EQ(r.empty_caches, 2u);
-  EXPECT_EQ(r.recorded.size(), 34u);
-  EXPECT_FALSE(r.first_difference) << around(r);
-  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
-  EXPECT_EQ(r.recorded_peak_reserved, 205520896u);
 }
 
 // 400 small-pool requests on two streams: 51 segments of 2 MiB, none freed, as PyTorch allocated them.
 TEST_F(AllocatorReplay, SmallTensorsOnTwoStreamsReproduceEverySegmentEvent) {
   allocator_model::HistoryReplay r = replay_workload("small_tensors").replay;
-  EXPECT_TRUE(r.initial_state_empty);
-  EXPECT_EQ(r.requests, 400u);
-  EXPECT_EQ(r.recorded.size(), 51u);
-  EXPECT_FALSE(r.first_difference) << around(r);
-  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
-  EXPECT_EQ(r.recorded_peak_reserved, 51 * 2 * kMiB);
+  expect_reproduced(r, 400, 51, 51 * 2 * kMiB);
 }
 
 // Tensors used on two side streams (record_stream) and freed while they may still be in use there: 39 of the 120
 // frees complete later, when the side stream's events do.
 TEST_F(AllocatorReplay, RecordStreamOnTwoStreamsReproducesEverySegmentEvent) {
   allocator_model::HistoryReplay r = replay_workload("record_stream").replay;
-  EXPECT_TRUE(r.initial_state_empty);
-  EXPECT_EQ(r.requests, 120u);
-  EXPECT_EQ(r.unknown_frees, 0u);
-  EXPECT_EQ(r.recorded.size(), 8u);
-  EXPECT_FALSE(r.first_difference) << around(r);
-  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
-  EXPECT_EQ(r.recorded_peak_reserved, 195035136u);
+  expect_reproduced(r, 120, 8, 195035136u);
 }
 
 // Six steps of Adam over an elementwise model: parameters, gradients, both moments, activations.
 TEST_F(AllocatorReplay, AnAdamTrainingLoopReproducesEverySegmentEvent) {
   allocator_model::HistoryReplay r = replay_workload("adam_training").replay;
-  EXPECT_TRUE(r.initial_state_empty);
-  EXPECT_EQ(r.requests, 274u);
-  EXPECT_EQ(r.unknown_frees, 0u);
-  EXPECT_EQ(r.recorded.size(), 10u);
-  EXPECT_FALSE(r.first_difference) << around(r);
-  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
-  EXPECT_EQ(r.recorded_peak_reserved, 134217728u);
+  expect_reproduced(r, 274, 10, 134217728u);
 }
 
 // The fragmenting mix with expandable segments: pages mapped into one segment per stream and pool, and unmapped
@@ -129,12 +118,8 @@ TEST_F(AllocatorReplay, ExpandableSegmentsReproduceEveryMapAndUnmap) {
   Replayed run = replay_workload("fragmenting_mix", "expandable_segments:True");
   allocator_model::HistoryReplay& r = run.replay;
   EXPECT_TRUE(run.settings.expandable_segments);
-  EXPECT_EQ(r.requests, 120u);
-  EXPECT_EQ(r.recorded.size(), 23u);
+  expect_reproduced(r, 120, 23, 213909504u);
   EXPECT_EQ(count(r, allocator_model::SegmentEvent::Kind::Unmap), 4u);
-  EXPECT_FALSE(r.first_difference) << around(r);
-  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
-  EXPECT_EQ(r.recorded_peak_reserved, 213909504u);
 }
 
 // A memory fraction of 1/32 with garbage_collection_threshold 0.5 (and max_split_size_mb, rounding divisions,
@@ -148,12 +133,8 @@ TEST_F(AllocatorReplay, AMemoryFractionWithGarbageCollectionReproducesEverySegme
   EXPECT_EQ(run.settings.max_split_size, 200 * kMiB);
   EXPECT_EQ(run.settings.divisions_for(40 * kMiB), 4u);
   EXPECT_EQ(run.settings.divisions_for(100 * kMiB), 2u);
-  EXPECT_EQ(r.requests, 84u);
-  EXPECT_EQ(r.recorded.size(), 48u);
+  expect_reproduced(r, 84, 48, 331350016u);
   EXPECT_EQ(count(r, allocator_model::SegmentEvent::Kind::Free), 22u);
-  EXPECT_FALSE(r.first_difference) << around(r);
-  EXPECT_EQ(r.counters.peak_reserved, r.recorded_peak_reserved);
-  EXPECT_EQ(r.recorded_peak_reserved, 331350016u);
 }
 
 }  // namespace
