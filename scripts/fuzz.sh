@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (the fuzz preset of CMakePresets.json, clang) and runs each on its corpus in
 # tests/fuzz/corpus/<target>, one target after the other:
-#   scripts/fuzz.sh --smoke                      a minute in all, shared among the targets (CI)
+#   scripts/fuzz.sh --smoke                      40 s in all, shared among the targets (CI)
 #   scripts/fuzz.sh --seconds N [TARGET...]      N s of wall time per target
 #   scripts/fuzz.sh --cpu-seconds N [TARGET...]  until each target has had N s of CPU time
 # libFuzzer's -max_total_time is wall time, which overstates the fuzzing done on a busy machine; with
@@ -13,7 +13,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 usage() { echo "usage: scripts/fuzz.sh --smoke | --seconds N [TARGET...] | --cpu-seconds N [TARGET...]" >&2; exit 1; }
 mode=smoke
-seconds=60
+seconds=40
 case "${1:-}" in
   --smoke | "") shift $(($# > 0)) ;;
   --seconds | --cpu-seconds)
