@@ -116,7 +116,7 @@ TEST_F(KnownTraceText, SummaryTellsThePeakTheLeaksAndTheGrowth) {
   ProcessResult r = run_gpumemtrace({"summary", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_NE(r.out.find("\ncomplete: 36 events over "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ncomplete: 39 events over "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  device 0           peak 34.0 MiB at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(13 live); at exit 14.0 MiB in 11 allocations; 22 allocations, 11 frees, 0 failed\n"),
             std::string::npos)
@@ -179,7 +179,7 @@ TEST(KilledTraceText, SaysTheTraceIsIncompleteAndListsNoLeaks) {
       << r.out;
   ProcessResult json = run_gpumemtrace({"summary", "--json", run.trace});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_NE(json.out.find(R"("complete":false,"events":10})"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find(R"("complete":false,"events":12})"), std::string::npos) << json.out;
   EXPECT_NE(json.out.find(R"("final_bytes":41005,"allocations":10,"frees":0,"leaked_allocations":0,)"),
             std::string::npos)
       << json.out;
