@@ -29,6 +29,14 @@ int current_rank() {
   return -1;
 }
 
+int current_local_rank() {
+  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* value = std::getenv(name);
+    if (value && *value) return static_cast<int>(std::strtol(value, nullptr, 10));
+  }
+  return -1;
+}
+
 std::string expand_output_pattern(const std::string& pattern, long pid) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {

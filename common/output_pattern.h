@@ -9,6 +9,8 @@ namespace gpumemtrace {
 
 // The first of RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID that is set, else -1.
 int current_rank();
+// The first of LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID that is set, else -1.
+int current_local_rank();
 
 // %r is the rank, 0 when none is set; an unknown %x stays as it is. %h never leaves its directory: a '/' in
 // the host name becomes '_', and a name of dots alone is "_".

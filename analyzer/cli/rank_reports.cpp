@@ -32,7 +32,8 @@ int run_rank_report(const ReportArguments& arguments, const ReportCommand& comma
         arguments.path, arguments.replay, arguments.source,
         [&](const analysis::Analysis& analysis, const report::SymbolizeStack& symbolize) {
           traces.push_back({report::run_profile(analysis, symbolize),
-                            report::build_report(analysis, arguments.selection, symbolize, command.build)});
+                            report::build_report(analysis, arguments.selection, symbolize, command.build),
+                            report::device_placement(*analysis.replay)});
         },
         [&](const std::string& path, const std::string& reason) {
           trace_error(path, reason);

@@ -4,6 +4,74 @@ namespace gpumemtrace::render {
 
 namespace {
 
+void write_breakdown(JsonWriter& json, const std::optional<report::DeviceBreakdown>& breakdown) {
+  if (!breakdown) {
+    json.null("device_breakdown");
+    return;
+  }
+  const report::DeviceBreakdown& b = *breakdown;
+  json.begin_object("device_breakdown");
+  json.number("total_bytes", b.total_bytes);
+  json.string("uuid", b.uuid);
+  json.number("free_bytes", b.free_bytes);
+  json.begin_array("owners");
+  for (const report::OwnerBytes& owner : b.owners) {
+    json.begin_object();
+    json.string("owner", owner.owner);
+    json.boolean("framework", owner.framework);
+    json.number("bytes", owner.bytes);
+    json.end_object();
+  }
+  json.end_array();
+  json.number("unlisted_bytes", b.unlisted_bytes);
+  json.number("pool_unused_bytes", b.pool_unused_bytes);
+  json.string("context_source", report::context_source_name(b.context_source));
+  json.number("context_bytes", b.context_bytes);
+  json.boolean("others_known", b.others_known);
+  json.begin_array("other_processes");
+  for (const report::DeviceProcessBytes& process : b.others) {
+    json.begin_object();
+    json.number("pid", process.pid);
+    json.string("command", process.command);
+    json.number("bytes", process.bytes);
+    json.end_object();
+  }
+  json.end_array();
+  json.number("unlisted_used_bytes", b.unlisted_used_bytes);
+  json.number("unaccounted_bytes", b.unaccounted_bytes);
+  json.begin_array("unseen");
+  for (const std::string& unseen : b.unseen) json.string({}, unseen);
+  json.end_array();
+  json.end_object();
+}
+
+void write_placement(JsonWriter& json, const report::DevicePlacement& placement) {
+  json.begin_object("device_placement");
+  json.number("local_rank", placement.local_rank);
+  if (placement.visible_devices)
+    json.string("cuda_visible_devices", *placement.visible_devices);
+  else
+    json.null("cuda_visible_devices");
+  json.boolean("contexts_recorded", placement.contexts_recorded);
+  json.begin_array("devices");
+  for (const report::DeviceUse& use : placement.devices) {
+    json.begin_object();
+    json.number("device", int64_t{use.device});
+    json.string("uuid", use.uuid);
+    json.number("contexts", use.contexts);
+    json.optional_number("context_bytes", use.context_bytes);
+    json.number("allocations", use.allocations);
+    json.end_object();
+  }
+  json.end_array();
+  if (placement.findings.empty()) json.null("verdict"); else json.string("verdict", report::kWrongGpuVerdict);
+  json.begin_array("findings");
+  for (const std::string& finding : placement.findings) json.string({}, finding);
+  json.end_array();
+  json.string("remedy", placement.remedy);
+  json.end_object();
+}
+
 // What `oom --json` adds to the contract's keys: the evidence and the live set.
 void write_evidence(JsonWriter& json, const report::OomFailure& failure, const report::Stacks& stacks) {
   json.number("held_bytes", failure.held_bytes);
@@ -31,6 +99,7 @@ void write_evidence(JsonWriter& json, const report::OomFailure& failure, const r
     json.string("cache_remedy", report::cache_remedy_name(*failure.cache_remedy));
   else
     json.null("cache_remedy");
+  write_breakdown(json, failure.breakdown);
   json.begin_array("live_set");
   for (const report::LiveSite& site : failure.live_set) {
     json.begin_object();
@@ -61,6 +130,7 @@ void write_ooms(JsonWriter& json, const report::OomModel& ooms, const report::St
     json.end_object();
   }
   json.end_array();
+  if (detailed) write_placement(json, ooms.placement);
 }
 
 }  // namespace gpumemtrace::render

@@ -70,6 +70,10 @@ void json_rank_report(const report::RankReport& model, const RenderOptions& opti
     JsonObject json(out);
     json.string("directory", model.path);
     write_rank_balance(json, model.balance);
+    json.begin_array("placement_findings");
+    for (const std::string& finding : model.placement_findings) json.string({}, finding);
+    json.end_array();
+    json.string("placement_remedy", model.placement_remedy);
     json.begin_array("left_out");
     for (const std::string& trace : model.left_out) json.string({}, trace);
     json.end_array();

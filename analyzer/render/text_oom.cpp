@@ -19,6 +19,38 @@ std::string device_memory_text(const report::OomFailure& failure) {
   return fmt::format("{} free of {}", format_size(failure.free_bytes), format_size(failure.total_bytes));
 }
 
+std::string signed_size(int64_t bytes) {
+  if (bytes >= 0) return format_exact_size(static_cast<uint64_t>(bytes));
+  return "-" + format_exact_size(static_cast<uint64_t>(-bytes)) + " (the parts were read at different moments)";
+}
+
+// Every byte of the device, one part a line; the parts add up to the total.
+void append_breakdown(fmt::memory_buffer& out, const report::DeviceBreakdown& b) {
+  auto o = fmt::appender(out);
+  auto line = [&](std::string_view part, const std::string& size) { fmt::format_to(o, "    {:<56} {}\n", part, size); };
+  fmt::format_to(o, "  the whole device{}, {} in all:\n", b.uuid.empty() ? "" : " (" + b.uuid + ")",
+                 format_exact_size(b.total_bytes));
+  line("free", format_exact_size(b.free_bytes));
+  for (const report::OwnerBytes& owner : b.owners)
+    line(fmt::format("this process: {}{}", terminal_text(owner.owner), owner.framework ? " (the framework's segments)" : ""),
+         format_exact_size(owner.bytes));
+  if (b.unlisted_bytes) line("this process: smaller stacks (no owner found)", format_exact_size(b.unlisted_bytes));
+  if (b.pool_unused_bytes) line("this process: unused in its memory pools", format_exact_size(b.pool_unused_bytes));
+  if (b.context_source == report::ContextSource::Measured)
+    line("CUDA context and runtime (measured as each context was made)", format_exact_size(b.context_bytes));
+  else if (b.context_source == report::ContextSource::NvmlProcess)
+    line("CUDA context and runtime (NVML's figure for this process less its allocations)",
+         format_exact_size(b.context_bytes));
+  for (const report::DeviceProcessBytes& process : b.others)
+    line(fmt::format("other process: pid {} {}", process.pid,
+                     process.command.empty() ? std::string("(name unknown)") : terminal_text(process.command)),
+         format_exact_size(process.bytes));
+  if (b.unlisted_used_bytes)
+    line("used on the device by no process NVML lists", format_exact_size(b.unlisted_used_bytes));
+  line("unaccounted", signed_size(b.unaccounted_bytes));
+  for (const std::string& unseen : b.unseen) fmt::format_to(o, "    not seen: {}\n", unseen);
+}
+
 void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, const report::Stacks& stacks,
                    size_t top) {
   auto o = fmt::appender(out);
@@ -30,6 +62,7 @@ void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, c
                  format_size(failure.pool_unused_bytes));
   if (failure.others_bytes) fmt::format_to(o, "; other processes {}", format_size(*failure.others_bytes));
   out.push_back('\n');
+  if (failure.breakdown) append_breakdown(out, *failure.breakdown);
   for (const report::PoolFigures& pool : failure.pools)
     fmt::format_to(o, "  pool {:#x}: {} reserved, {} used\n", pool.pool, format_size(pool.reserved_bytes),
                    format_size(pool.used_bytes));
@@ -49,8 +82,17 @@ void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, c
 
 }  // namespace
 
+void append_placement(fmt::memory_buffer& out, const report::DevicePlacement& placement) {
+  if (placement.findings.empty()) return;
+  auto o = fmt::appender(out);
+  for (const std::string& finding : placement.findings)
+    fmt::format_to(o, "verdict: {}: {}\n", report::kWrongGpuVerdict, terminal_text(finding));
+  fmt::format_to(o, "  remedy: {}\n\n", placement.remedy);
+}
+
 void append_ooms(fmt::memory_buffer& out, const report::OomModel& ooms, const report::Stacks& stacks, bool detailed) {
   auto o = fmt::appender(out);
+  append_placement(out, ooms.placement);
   if (ooms.failures.empty()) fmt::format_to(o, "out of memory: never\n");
   size_t number = 0;
   for (const report::OomFailure& failure : ooms.failures) {

@@ -73,6 +73,9 @@ void text_rank_report(const report::RankReport& model, const RenderOptions& opti
     if (!row.complete)
       fmt::format_to(o, "note: {} ({}) did not end normally: its leaks are not known (counted as 0)\n", label(row),
                      terminal_text(row.source));
+  for (const std::string& finding : model.placement_findings)
+    fmt::format_to(o, "verdict: {}: {}\n", report::kWrongGpuVerdict, terminal_text(finding));
+  if (!model.placement_findings.empty()) fmt::format_to(o, "  remedy: {}\n", model.placement_remedy);
   for (const std::string& trace : model.left_out) fmt::format_to(o, "left out: {} (allocated no device memory)\n", terminal_text(trace));
   for (const report::UnreadableTrace& trace : model.unreadable)
     fmt::format_to(o, "unreadable, left out: {}: {}\n", terminal_text(trace.path), terminal_text(trace.error));

@@ -23,6 +23,7 @@ Replay::Replay(ReplayOptions options)
 
 void Replay::on_record(const trace::Record& record, const trace::Reader& reader) {
   ++record_;
+  if (!std::holds_alternative<trace::DeviceProcess>(record)) device_facts_.end_state();
   if (selecting_ && after_window(record)) return;
   // Every record type has its handler here: a new one does not compile until it is added.
   std::visit(trace::Exhaustive{
@@ -92,16 +93,30 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                    heaps_.at_window(timeline_clock_.window());
                    heaps_.on(r);
                  }),
-                 // PyTorch's snapshots are files of their own; these records only say where and when. NVML's
-                 // device states are the whole device's, not this process's memory.
+                 // PyTorch's snapshots are files of their own; these records only say where and when.
                  trace::handle<trace::AddressReserve, trace::AddressFree, trace::TorchHook, trace::TorchSnapshot,
-                               trace::DeviceState, trace::End>([&](const auto& r) { on_event(r.time_ns); }),
+                               trace::End>([&](const auto& r) { on_event(r.time_ns); }),
+                 // The whole device (NVML) and the contexts: not this process's allocations (device_facts.h).
+                 [&](const trace::DeviceState& r) {
+                   std::optional<size_t> failure = nvml_states_go_to_;
+                   std::optional<size_t> pools = pool_reports_go_to_;
+                   on_event(r.time_ns);
+                   bool oom = r.moment == static_cast<uint64_t>(format::DeviceStateMoment::OutOfMemory);
+                   device_facts_.on(r, oom && failure ? &failures_[*failure].nvml : nullptr);
+                   pool_reports_go_to_ = pools;
+                 },
+                 [&](const trace::DeviceProcess& r) { device_facts_.on(r); },
+                 [&](const trace::Context& r) {
+                   on_event(r.time_ns);
+                   device_facts_.on(r);
+                 },
+                 [&](const trace::Placement& r) { device_facts_.on(r); },
                  // What the reader already keeps (stacks, modules, Python codes, native functions, threads,
                  // the process), or not memory. The stack table takes Python codes and native functions from
                  // the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
                                trace::StackNode, trace::PythonCode, trace::NativeFunction, trace::ThreadNew,
-                               trace::ThreadSwitch, trace::Fork, trace::Source, trace::DeviceProcess>(
+                               trace::ThreadSwitch, trace::Fork, trace::Source>(
                      [](const auto&) {}),
              },
              record);
@@ -329,6 +344,7 @@ void Replay::on_alloc_failed(const trace::AllocFailed& failed, const trace::Read
     failure.device_free = account.meminfo_free;
     failure.device_total = account.meminfo_total;
   }
+  nvml_states_go_to_.reset();
   if (failures_.size() >= options_.failures_with_detail) {
     ++failures_without_detail_;
     return;
@@ -343,9 +359,14 @@ void Replay::on_alloc_failed(const trace::AllocFailed& failed, const trace::Read
   size_t keep = std::min<size_t>(failure.live_set.size(), options_.live_sites_per_failure);
   std::partial_sort(failure.live_set.begin(), failure.live_set.begin() + static_cast<std::ptrdiff_t>(keep),
                     failure.live_set.end(), larger);
+  for (size_t i = keep; i < failure.live_set.size(); ++i) {
+    failure.unlisted_bytes += failure.live_set[i].bytes;
+    ++failure.unlisted_sites;
+  }
   failure.live_set.resize(keep);
   failures_.push_back(std::move(failure));
   pool_reports_go_to_ = failures_.size() - 1;
+  if (failures_.back().out_of_memory()) nvml_states_go_to_ = failures_.size() - 1;
 }
 
 PoolState& Replay::pool(uint64_t handle) {

@@ -19,6 +19,7 @@
 
 #include "analyzer/replay/accounts.h"
 #include "analyzer/replay/address_map.h"
+#include "analyzer/replay/device_facts.h"
 #include "analyzer/replay/allocation_listener.h"
 #include "analyzer/replay/event_selection.h"
 #include "analyzer/replay/heap_segments.h"
@@ -84,8 +85,11 @@ struct Failure {
   uint64_t vmm_mapped_bytes = 0;
   bool has_detail = false;         // false beyond ReplayOptions::failures_with_detail
   std::vector<SiteShare> live_set;  // largest first, at most live_sites_per_failure
+  uint64_t unlisted_bytes = 0;      // the live bytes of the sites beyond live_set
+  uint64_t unlisted_sites = 0;
   std::vector<PoolState> pools;     // the PoolUsage records the tracer wrote with this failure
   HeapsAtFailure heaps;             // the sub-allocator heaps the request could have come from
+  std::vector<NvmlDevice> nvml;     // the devices as NVML showed them right after (its DeviceState records)
 
   bool out_of_memory() const { return error == format::kErrorOutOfMemory; }
 };
@@ -130,6 +134,7 @@ class Replay {
   const PhaseTracker& phases() const { return phases_; }
   const HeapTracker& heaps() const { return heaps_; }
   const PhaseInstances& phase_instances() const { return instances_; }
+  const DeviceFacts& device_facts() const { return device_facts_; }
   const ReplayOptions& options() const { return options_; }
 
   // Heap memory (heap_segments.h): the allocations that became heap memory, as a UsedView for the used
@@ -217,6 +222,8 @@ class Replay {
   std::vector<Failure> failures_;
   uint64_t failures_without_detail_ = 0;
   std::optional<size_t> pool_reports_go_to_;  // the failure the PoolUsage records being read belong to
+  std::optional<size_t> nvml_states_go_to_;   // the last out-of-memory failure kept, for NVML's oom states
+  DeviceFacts device_facts_;
   struct BadFree {
     uint64_t address = 0;
     bool double_free = false;

@@ -43,7 +43,7 @@ uint64_t live_at_failure(const replay::Failure& failure, replay::SiteId site) {
 }  // namespace
 
 OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failure, const std::vector<Growth>& growth,
-                      const std::optional<PytorchAllocator>& pytorch) {
+                      const std::optional<PytorchAllocator>& pytorch, std::optional<uint64_t> others_listed) {
   OomDiagnosis d;
   const uint64_t requested = failure.requested_bytes;
   const uint64_t free = failure.device_free;
@@ -59,6 +59,7 @@ OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failu
   d.heap_largest_free_bytes = failure.heaps.largest_free_bytes;
   d.held_bytes = failure.live_bytes + d.pool_unused_bytes;
   if (d.device_known && total > free + d.held_bytes) d.others_bytes = total - free - d.held_bytes;
+  if (d.device_known && others_listed) d.others_bytes = *others_listed;
 
   for (const Growth& g : growth) {
     if (replay.sites()[g.site].account != failure.account) continue;

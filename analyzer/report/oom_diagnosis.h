@@ -59,7 +59,10 @@ struct OomDiagnosis {
 };
 
 // `pytorch`: the heaps are PyTorch's segments.
+// `others_listed`: what the other processes NVML listed held (device_breakdown.h); without it, others are the
+// device's total less its free memory and what this process held (its contexts among them).
 OomDiagnosis diagnose(const replay::Replay& replay, const replay::Failure& failure, const std::vector<Growth>& growth,
-                      const std::optional<PytorchAllocator>& pytorch = std::nullopt);
+                      const std::optional<PytorchAllocator>& pytorch = std::nullopt,
+                      std::optional<uint64_t> others_listed = std::nullopt);
 
 }  // namespace gpumemtrace::report

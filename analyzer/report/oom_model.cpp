@@ -1,13 +1,34 @@
 #include "analyzer/report/oom_model.h"
 
+#include <fmt/format.h>
+
 #include "analyzer/report/growth.h"
 #include "analyzer/report/oom_explanation.h"
 #include "analyzer/report/stack_text.h"
+#include "common/size_units.h"
 #include "trace/reader/cuda_error_name.h"
 
 namespace gpumemtrace::report {
 
 namespace {
+
+// The other-processes verdict with the processes NVML listed: who they are, and the command that frees them.
+void name_other_processes(OomFailure& out, const DeviceBreakdown& breakdown) {
+  std::string who;
+  std::string kills;
+  for (const DeviceProcessBytes& process : breakdown.others) {
+    who += fmt::format("{}pid {} ({}) {}", who.empty() ? "" : ", ", process.pid,
+                       process.command.empty() ? "name unknown" : process.command, format_size(process.bytes));
+    kills += fmt::format("{}{}", kills.empty() ? "" : " ", process.pid);
+  }
+  if (breakdown.unlisted_used_bytes)
+    who += fmt::format(", and {} used by no process NVML lists", format_size(breakdown.unlisted_used_bytes));
+  out.finding += "; they are " + who;
+  out.remedy = fmt::format("end the other processes if they are stale (an earlier run, a zombie worker: `kill {}`; "
+                           "`gpumemtrace info` lists them with their parents), or run on a device they do not use "
+                           "(CUDA_VISIBLE_DEVICES)",
+                           kills);
+}
 
 OomFailure failure_model(ModelInput& input, const replay::Failure& failure, const std::vector<Growth>& growth,
                          const std::optional<PytorchAllocator>& pytorch) {
@@ -25,12 +46,17 @@ OomFailure failure_model(ModelInput& input, const replay::Failure& failure, cons
   out.stack = input.stack(failure.stack);
 
   OomDiagnosis d = diagnose(replay, failure, growth, pytorch);
+  out.breakdown = device_breakdown(input, failure, d.pool_unused_bytes);
+  if (out.breakdown && out.breakdown->others_known)
+    d = diagnose(replay, failure, growth, pytorch, out.breakdown->others_bytes());
   std::string growing_stack;
   if (d.growth) growing_stack = compact_stack(input.frames(replay.sites()[d.growth->site].stack));
   OomExplanation why = explain(failure, d, growing_stack);
   out.verdict = d.verdict;
   out.finding = std::move(why.finding);
   out.remedy = std::move(why.remedy);
+  if (d.verdict == Verdict::OtherProcesses && out.breakdown && !out.breakdown->others.empty())
+    name_other_processes(out, *out.breakdown);
   out.held_bytes = d.held_bytes;
   if (d.device_known) out.others_bytes = d.others_bytes;
   out.pool_reserved_bytes = d.pool_reserved_bytes;
@@ -61,6 +87,7 @@ OomModel oom_model(ModelInput& input) {
   OomModel model;
   model.top = input.selection().top;
   model.failures_without_detail = replay.failures_without_detail();
+  model.placement = device_placement(replay);
   for (const replay::Failure& failure : replay.failures()) {
     if (!failure.out_of_memory())
       ++model.other_failures;

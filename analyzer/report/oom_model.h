@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/report/device_breakdown.h"
+#include "analyzer/report/device_placement.h"
 #include "analyzer/report/model_input.h"
 #include "analyzer/report/oom_diagnosis.h"
 
@@ -40,7 +42,7 @@ struct OomFailure {
   std::string finding;
   std::string remedy;
   uint64_t held_bytes = 0;                // live + what this process's pools held unused
-  std::optional<uint64_t> others_bytes;   // none when the device's total is unknown
+  std::optional<uint64_t> others_bytes;   // none when the device's total is unknown; NVML's list when it has one
   uint64_t pool_reserved_bytes = 0;
   uint64_t pool_used_bytes = 0;
   uint64_t pool_unused_bytes = 0;
@@ -48,6 +50,7 @@ struct OomFailure {
   std::optional<replay::HeapsAtFailure> heaps;  // the heaps it could have come from, when there are some
   bool heaps_are_pytorch = false;               // they are PyTorch's segments
   std::optional<CacheRemedy> cache_remedy;      // a PytorchCache verdict
+  std::optional<DeviceBreakdown> breakdown;     // every byte of the device; none when its total is unknown
 
   bool has_detail = false;         // the replay kept the live set (the first failures only)
   std::vector<LiveSite> live_set;  // largest first, at least --min-size
@@ -58,6 +61,7 @@ struct OomModel {
   size_t top = 10;                       // the text lists this many live stacks per failure (the summary: failures)
   uint64_t other_failures = 0;           // allocations that failed for other reasons
   uint64_t failures_without_detail = 0;  // failures beyond those the replay kept
+  DevicePlacement placement;             // the devices the process touched: the verdict wrong-gpu
 };
 
 OomModel oom_model(ModelInput& input);

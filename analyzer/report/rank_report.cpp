@@ -1,6 +1,9 @@
 #include "analyzer/report/rank_report.h"
 
 #include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
 
 namespace gpumemtrace::report {
 
@@ -34,6 +37,33 @@ std::optional<std::pair<size_t, RankPick>> focused_row(const RankBalance& balanc
   return std::nullopt;
 }
 
+// Ranks that allocate on one physical GPU (the same UUID) while they both run, then each rank's own findings.
+// Ranks run one after another may use the same GPU; a start that is not known counts as overlapping.
+std::vector<std::string> placement_findings(const std::vector<RankTrace>& traces, const std::vector<RankRow>& rows) {
+  std::vector<std::string> out;
+  std::map<std::string, std::vector<size_t>> ranks_of_gpu;  // UUID → rows, in rank order
+  for (size_t i = 0; i < traces.size(); ++i)
+    for (const std::string& uuid : traces[i].placement.allocating_uuids()) ranks_of_gpu[uuid].push_back(i);
+  auto overlap = [&](size_t a, size_t b) {
+    uint64_t start_a = traces[a].profile.start_wall_ns, start_b = traces[b].profile.start_wall_ns;
+    if (start_a == 0 || start_b == 0) return true;
+    return start_a <= start_b + traces[b].placement.end_ns && start_b <= start_a + traces[a].placement.end_ns;
+  };
+  for (const auto& [uuid, group] : ranks_of_gpu) {
+    std::vector<std::string> sharing;
+    for (size_t a : group)
+      if (std::ranges::any_of(group, [&](size_t b) { return a != b && overlap(a, b); })) sharing.push_back(rows[a].rank);
+    if (sharing.size() < 2) continue;
+    std::string list;
+    for (size_t i = 0; i < sharing.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == sharing.size() ? " and " : ", ") + sharing[i];
+    out.push_back(fmt::format("{} allocate on the same GPU {} at the same time: they share its memory", list, uuid));
+  }
+  for (size_t i = 0; i < traces.size(); ++i)
+    for (const std::string& finding : traces[i].placement.findings) out.push_back(rows[i].rank + ": " + finding);
+  return out;
+}
+
 }  // namespace
 
 std::string_view rank_pick_name(RankPick pick) {
@@ -64,6 +94,8 @@ RankReport rank_report(std::string path, std::vector<RankTrace> traces, std::vec
   std::vector<RunProfile> profiles;
   for (const RankTrace& trace : traces) profiles.push_back(trace.profile);
   model.balance = rank_balance(profiles, device);
+  model.placement_findings = placement_findings(traces, model.balance.ranks);
+  if (!model.placement_findings.empty()) model.placement_remedy = wrong_gpu_remedy();
 
   auto show = [&](size_t row, RankPick pick) {
     model.details.push_back({model.balance.ranks[row].rank, pick, std::move(traces[row].report)});

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/report/device_placement.h"
 #include "analyzer/report/rank_balance.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/run_profile.h"
@@ -37,6 +38,7 @@ std::string_view rank_pick_name(RankPick pick);  // "largest-peak", "most-leaked
 struct RankTrace {
   RunProfile profile;
   Report report;
+  DevicePlacement placement;
 };
 
 struct UnreadableTrace {
@@ -57,6 +59,10 @@ struct RankReport {
   std::vector<UnreadableTrace> unreadable;  // traces that could not be read: not in the table
   RankFocus focus = RankFocus::LargestPeak;
   std::vector<RankDetail> details;          // in rank order; empty when nothing stands out for the focus
+  // The verdict wrong-gpu of the directory: ranks that allocate on one physical GPU (the same UUID), and each
+  // rank's own (device_placement.h), its label first; the remedy when there are any.
+  std::vector<std::string> placement_findings;
+  std::string placement_remedy;
 };
 
 // `traces` in any order; a --rank N that no trace has gives no detail (the command says so first).

@@ -80,6 +80,8 @@ enum class Token : uint8_t {
   TorchHook = 0x2F,       // the PyTorch hook is on: PyTorch records its allocation history
   DeviceState = 0x30,     // a device as NVML saw it (memory, UUID) at a moment of the process; its processes follow
   DeviceProcess = 0x31,   // a process holding memory on the device of the DeviceState before it
+  Context = 0x32,         // the process made a CUDA context on a device: the device's UUID, its free memory around it
+  Placement = 0x33,       // the variables that place the process on a GPU: local rank, CUDA_VISIBLE_DEVICES
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };

@@ -775,6 +775,47 @@ struct DeviceProcess {
   bool operator==(const DeviceProcess&) const = default;
 };
 
+// A CUDA context the process made (docs/trace-format.md, "Contexts"): cuCtxCreate, or cuDevicePrimaryCtxRetain of
+// a primary context that was not active. The device's UUID ties the CUDA ordinal to NVML's DeviceState; the
+// device's free memory just before and just after, as NVML saw it, is what the context cost (0, 0 and 0 when
+// NVML is not available).
+struct Context : Event {
+  static constexpr Token kToken = Token::Context;
+  static constexpr std::string_view kName = "context";
+  int32_t device = kNoDevice;  // the CUDA ordinal
+  uint64_t primary = 0;        // 1: the device's primary context (what the runtime uses), 0: cuCtxCreate
+  std::string_view uuid;       // "GPU-..." (cuDeviceGetUuid); empty when the driver would not say
+  uint64_t free_before = 0;
+  uint64_t free_after = 0;
+  uint64_t total = 0;
+
+  static void fields(auto& r, auto&& f) {
+    f.device("device", r.device);
+    f.u("primary", r.primary);
+    f.str("uuid", r.uuid);
+    f.u("free_before", r.free_before, As::Size);
+    f.u("free_after", r.free_after, As::Size);
+    f.u("total", r.total, As::Size);
+  }
+  bool operator==(const Context&) const = default;
+};
+
+// The variables that place a process on a GPU, as it started; written after Process when either is set.
+struct Placement {
+  static constexpr Token kToken = Token::Placement;
+  static constexpr std::string_view kName = "placement";
+  int64_t local_rank = -1;           // LOCAL_RANK and its launchers' names (common/output_pattern.h); -1: unset
+  uint64_t visible_devices_set = 0;  // 1: CUDA_VISIBLE_DEVICES was set (maybe empty)
+  std::string_view visible_devices;
+
+  static void fields(auto& r, auto&& f) {
+    f.s("local_rank", r.local_rank);
+    f.u("visible_devices_set", r.visible_devices_set);
+    f.str("visible_devices", r.visible_devices);
+  }
+  bool operator==(const Placement&) const = default;
+};
+
 // The process ended normally. It has a time but is not an event itself.
 struct End : Event {
   static constexpr Token kToken = Token::End;
@@ -814,7 +855,7 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
                             SubFree, SubName, PoolThreshold, Source, TorchHook, TorchSnapshot, NativeFunction,
-                            SubFreeRequested, DeviceState, DeviceProcess>;
+                            SubFreeRequested, DeviceState, DeviceProcess, Context, Placement>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

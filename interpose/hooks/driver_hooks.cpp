@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <optional>
+#include <string>
 #include <cstring>
 #include <iterator>
 #include <mutex>
@@ -32,6 +35,8 @@ GMT_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUs
 GMT_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                  CUstream stream);
 GMT_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream);
+// Declared by cuda.h only for internal builds (cuCtxCreate is cuCtxCreate_v4 there).
+GMT_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev);
 // The CUDA 11.3 lookup ABI; cuda.h renames cuGetProcAddress to the 12.0 one.
 GMT_EXPORT CUresult gmt_cuGetProcAddress_v1(const char* symbol, void** pfn, int version, cuuint64_t flags)
     __asm__("cuGetProcAddress");
@@ -440,6 +445,68 @@ GMT_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
         if (free_bytes && total_bytes) record(trace::MemInfo{{}, current_device(), *free_bytes, *total_bytes});
       },
       free_bytes, total_bytes);
+}
+
+// ---- contexts: the device each is on, and what it cost ----
+
+namespace {
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as NVML writes it; empty when the driver would not say.
+std::string device_uuid(CUdevice device) {
+  auto get = real<DriverFn::DeviceGetUuid>();
+  CUuuid uuid{};
+  if (!get || get(&uuid, device) != CUDA_SUCCESS) return {};
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  char text[48];
+  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return text;
+}
+
+// Makes a context with `make` and records it, with the device's free memory (NVML's) before and after. A primary
+// context that is active already costs nothing more and is not recorded.
+template <typename Make>
+CUresult context_made(bool primary, CUdevice device, Make&& make) {
+  if (!tracing_active()) return make();
+  if (primary) {
+    auto state = real<DriverFn::DevicePrimaryCtxGetState>();
+    unsigned flags = 0;
+    int active = 0;
+    if (state && state(device, &flags, &active) == CUDA_SUCCESS && active) return make();
+  }
+  std::string uuid = device_uuid(device);
+  std::optional<nvml_states::DeviceMemory> before = nvml_states::device_memory(uuid);
+  CUresult rc = make();
+  if (rc != CUDA_SUCCESS) return rc;
+  std::optional<nvml_states::DeviceMemory> after = before ? nvml_states::device_memory(uuid) : std::nullopt;
+  trace::Context context{{}, device, primary ? 1u : 0u, uuid, 0, 0, 0};
+  if (before && after) {
+    context.free_before = before->free;
+    context.free_after = after->free;
+    context.total = after->total;
+  }
+  record(context);
+  return rc;
+}
+
+}  // namespace
+
+GMT_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  auto fn = real<DriverFn::DevicePrimaryCtxRetain>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  return context_made(true, dev, [&] { return fn(pctx, dev); });
+}
+
+GMT_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  auto fn = real<DriverFn::CtxCreate_v2>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  return context_made(false, dev, [&] { return fn(pctx, flags, dev); });
+}
+
+GMT_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev) {
+  auto fn = real<DriverFn::CtxCreate_v4>();
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  return context_made(false, dev, [&] { return fn(pctx, params, flags, dev); });
 }
 
 // ---- arrays ----

@@ -66,6 +66,16 @@ void before_allocation() {
 
 void on_out_of_memory() { record_state(format::DeviceStateMoment::OutOfMemory); }
 
+std::optional<DeviceMemory> device_memory(const std::string& uuid) {
+  if (uuid.empty()) return std::nullopt;
+  BusyGuard busy;
+  nvml::Library* nvml = library();
+  if (!nvml) return std::nullopt;
+  for (const nvml::GpuDevice& device : nvml->read().devices)
+    if (device.uuid == uuid && device.memory_known) return DeviceMemory{device.free, device.total};
+  return std::nullopt;
+}
+
 void at_end() {
   if (g_started_pid.load(std::memory_order_relaxed) == getpid() && tracing_active()) record_state(format::DeviceStateMoment::End);
 }

@@ -3,6 +3,10 @@
 // these; nothing else calls it, and without it nothing is recorded (the debug log says why).
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include "gpumemtrace/trace_format.h"
 
 namespace gpumemtrace::interpose::nvml_states {
@@ -11,6 +15,12 @@ namespace gpumemtrace::interpose::nvml_states {
 void before_allocation();
 // After an allocation failed for lack of memory.
 void on_out_of_memory();
+struct DeviceMemory {
+  uint64_t free = 0;
+  uint64_t total = 0;
+};
+// The free and total memory of the device with this UUID now, from NVML; none without NVML or such a device.
+std::optional<DeviceMemory> device_memory(const std::string& uuid);
 // At the end of the process, before the End record; nothing if the process never allocated.
 void at_end();
 

@@ -323,6 +323,8 @@ class Recorder {
     info.start_wall_ns = clock_ns(CLOCK_REALTIME);
     info.max_stack_depth = config_.stacks ? config_.stack_depth : 0;
     info.rank = current_rank();
+    info.local_rank = current_local_rank();
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) info.visible_devices = visible;
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     info.hostname = host;

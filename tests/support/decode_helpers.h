@@ -67,7 +67,9 @@ inline TraceBuilder every_record_trace() {
   b.free(Api::cuMemRelease, 3, 12);
   b.event(trace::DeviceState{{}, 1, 0, "GPU-4d1b6a70", "00000000:01:00.0", 256 << 20, 1 << 30, 1}, 1);
   b.record(trace::DeviceProcess{4194401, 512 << 20, "python train.py"});
-  b.end(20, 13);
+  b.event(trace::Context{{}, 1, 1, "GPU-4d1b6a70", 256 << 20, 224 << 20, 1 << 30}, 1);
+  b.record(trace::Placement{1, 1, "0,1"});
+  b.end(21, 13);
   return b;
 }
 

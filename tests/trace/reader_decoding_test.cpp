@@ -399,6 +399,8 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::DeviceState{at, 1, 0, "GPU-4d1b6a70-0000-4000-8000-000000000001", "00000000:01:00.0", 256 << 20, 1 << 30, 2},
       trace::DeviceProcess{4194401, 512 << 20, "python train.py"},
       trace::DeviceProcess{4194402, 256 << 20, "stale worker"},
+      trace::Context{at, 1, 1, "GPU-4d1b6a70-0000-4000-8000-000000000001", 512 << 20, 480 << 20, 1 << 30},
+      trace::Placement{-1, 1, ""},
       trace::Fork{99},
       trace::PhaseDomain{1, "net"},
       trace::PhaseName{0, 1, "forward"},
@@ -461,7 +463,7 @@ TEST(ReaderDecoding, ReadsACompleteFile) {
   while (reader.next()) {
   }
   EXPECT_EQ(reader.status(), Status::Complete);
-  EXPECT_EQ(reader.events(), 20u);
+  EXPECT_EQ(reader.events(), 21u);
 }
 
 }  // namespace

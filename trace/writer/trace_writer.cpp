@@ -23,6 +23,8 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   std::vector<std::string_view> argv(process.argv.begin(), process.argv.end());
   write(trace::Process{process.pid, process.ppid, process.start_wall_ns, process.max_stack_depth, process.rank,
                        process.hostname, process.executable, argv});
+  if (process.local_rank >= 0 || process.visible_devices)
+    write(trace::Placement{process.local_rank, process.visible_devices ? 1u : 0u, process.visible_devices.value_or("")});
   // Named only now: a file at the trace's path always reads as a trace, however early its process is killed.
   return sink_.publish();
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -24,6 +25,8 @@ struct ProcessInfo {
   uint64_t start_wall_ns = 0;
   uint64_t max_stack_depth = 0;
   int64_t rank = -1;
+  int64_t local_rank = -1;                     // with visible_devices: the Placement record, when either is set
+  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES; none: unset
   std::string hostname;
   std::string executable;
   std::vector<std::string> argv;

@@ -116,8 +116,8 @@ TEST_F(KnownTraceText, SummaryTellsThePeakTheLeaksAndTheGrowth) {
   ProcessResult r = run_gpumemtrace({"summary", run_->trace});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  // 36 of the program's and the device's state at the start and the end (the simulated NVML's).
-  EXPECT_NE(r.out.find("\ncomplete: 38 events over "), std::string::npos) << r.out;
+  // 36 of the program's, the device's state at the start and the end (the simulated NVML's) and its context.
+  EXPECT_NE(r.out.find("\ncomplete: 39 events over "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  device 0           peak 34.0 MiB at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(13 live); at exit 14.0 MiB in 11 allocations; 22 allocations, 11 frees, 0 failed\n"),
             std::string::npos)
@@ -180,8 +180,8 @@ TEST(KilledTraceText, SaysTheTraceIsIncompleteAndListsNoLeaks) {
       << r.out;
   ProcessResult json = run_gpumemtrace({"summary", "--json", run.trace});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  // 10 allocations and the device's state at the start (the end never came).
-  EXPECT_NE(json.out.find(R"("complete":false,"events":11})"), std::string::npos) << json.out;
+  // 10 allocations, the device's state at the start (the end never came) and its context.
+  EXPECT_NE(json.out.find(R"("complete":false,"events":12})"), std::string::npos) << json.out;
   EXPECT_NE(json.out.find(R"("final_bytes":41005,"allocations":10,"frees":0,"leaked_allocations":0,)"),
             std::string::npos)
       << json.out;

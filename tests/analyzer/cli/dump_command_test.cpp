@@ -32,7 +32,7 @@ TEST_F(DumpCommand, PrintsEveryRecordReadably) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   std::vector<std::string> lines = lines_of(r.out);
-  ASSERT_EQ(lines.size(), 38u);
+  ASSERT_EQ(lines.size(), 40u);
   EXPECT_EQ(lines[0],
             "   0.000000000 -    process pid=4242 ppid=1 start=2023-11-14T22:13:20.123456789Z max_stack_depth=64 "
             "rank=3 hostname=\"node7\" executable=\"/usr/bin/python3\" argv=[\"python3\", \"train.py\", \"-v\"]");
@@ -55,7 +55,12 @@ TEST_F(DumpCommand, PrintsEveryRecordReadably) {
   EXPECT_EQ(lines[17],
             "   0.000001054 T1   alloc-failed api=cuMemAlloc kind=device device=0 size=12 B stack=0 "
             "error=CUDA_ERROR_INVALID_VALUE (1)");
-  EXPECT_EQ(lines.back(), "# complete trace: 37 records, 20 events");
+  EXPECT_EQ(lines[36].substr(lines[36].find("context")),
+            "context device=1 primary=1 uuid=\"GPU-4d1b6a70\" free_before=256 MiB (268435456 B) "
+            "free_after=224 MiB (234881024 B) total=1.00 GiB (1073741824 B)");
+  EXPECT_EQ(lines[37].substr(lines[37].find("placement")),
+            "placement local_rank=1 visible_devices_set=1 visible_devices=\"0,1\"");
+  EXPECT_EQ(lines.back(), "# complete trace: 39 records, 21 events");
 }
 
 TEST_F(DumpCommand, TruncatedTraceSaysWhereItStops) {
@@ -68,8 +73,8 @@ TEST_F(DumpCommand, TruncatedTraceSaysWhereItStops) {
   EXPECT_EQ(lines_of(r.out).back(), "# truncated trace: the written data stops at byte offset " +
                                         std::to_string(d.reader->stop_offset()) + " of " +
                                         std::to_string(bytes.size()) +
-                                        " (the process was killed or is still running): 36 records, "
-                                        "20 events");
+                                        " (the process was killed or is still running): 38 records, "
+                                        "21 events");
 }
 
 TEST_F(DumpCommand, JsonPrintsOneObjectPerRecord) {
@@ -77,7 +82,7 @@ TEST_F(DumpCommand, JsonPrintsOneObjectPerRecord) {
   ProcessResult r = run_gpumemtrace({"dump", "--json", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = lines_of(r.out);
-  ASSERT_EQ(lines.size(), 38u);
+  ASSERT_EQ(lines.size(), 40u);
   for (const std::string& line : lines) EXPECT_TRUE(line.starts_with("{\"") && line.ends_with("}")) << line;
   EXPECT_EQ(lines[0],
             "{\"file_offset\":16,\"time_ns\":0,\"thread\":0,\"record\":\"process\",\"pid\":4242,\"ppid\":1,"
@@ -97,7 +102,7 @@ TEST_F(DumpCommand, JsonPrintsOneObjectPerRecord) {
       << lines[16];
   EXPECT_EQ(lines.back(), "{\"status\":\"complete\",\"stop_offset\":" + std::to_string(every_record_trace().size()) +
                               ",\"file_size\":" + std::to_string(every_record_trace().size()) +
-                              ",\"records\":37,\"events\":20}");
+                              ",\"records\":39,\"events\":21}");
 }
 
 TEST_F(DumpCommand, JsonEscapesStrings) {

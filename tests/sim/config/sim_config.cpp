@@ -106,6 +106,12 @@ bool read_sim_config(SimConfig* config, const char* who, const char* consequence
       return error("GPUMEMTRACE_SIM_MEMORY", v, "is not a memory size from 2MiB to 1TiB (e.g. 16GiB)");
     config->capacity = *bytes;
   }
+  if (const char* v = std::getenv("GPUMEMTRACE_SIM_CONTEXT_MEMORY"); v && *v) {
+    auto bytes = parse_size(v);
+    if (!bytes || *bytes >= config->capacity)
+      return error("GPUMEMTRACE_SIM_CONTEXT_MEMORY", v, "is not a memory size below the device memory (e.g. 300MiB)");
+    config->context_bytes = *bytes;
+  }
   config->others.assign(static_cast<size_t>(config->devices), 0);
   if (const char* v = std::getenv("GPUMEMTRACE_SIM_OTHERS_MEMORY"); v && *v) return read_others(v, config, error);
   return true;

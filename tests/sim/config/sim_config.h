@@ -25,6 +25,7 @@ struct SimConfig {
   uint64_t capacity = 16ull << 30;
   std::vector<uint64_t> others;             // bytes held by other processes, one per device
   std::vector<OtherProcess> other_processes;  // empty in the sizes-only form of GPUMEMTRACE_SIM_OTHERS_MEMORY
+  uint64_t context_bytes = 0;  // GPUMEMTRACE_SIM_CONTEXT_MEMORY: what each active context takes from its device
 };
 
 // Reads the environment. On a bad value, prints "gpumemtrace simulated <who>: VAR='value' <why>; <consequence>"

@@ -178,6 +178,7 @@ CUresult reset_primary_context(Device& dev) {
     pool_trim(*pool, 0);
     forget_pool_if_gone(*pool);
   }
+  if (dev.primary_refs > 0) dev.uncharge(dev.context_bytes);
   dev.primary_refs = 0;
   dev.primary_flags = 0;
   dev.primary.flags = 0;

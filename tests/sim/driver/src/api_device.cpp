@@ -109,6 +109,10 @@ void pci_bus_id(int ordinal, char* out, int len) { std::snprintf(out, len, "0000
 CUresult ctx_create(CUcontext* pctx, unsigned int flags, CUdevice dev_ordinal) {
   SIM_DEVICE(dev, dev_ordinal);
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  {
+    std::lock_guard lock(dev->mu);
+    if (!dev->charge(dev->context_bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   auto* ctx = new_handle<CUctx_st>();
   ctx->dev = dev;
   ctx->flags = flags;
@@ -265,6 +269,7 @@ CUAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   SIM_DEVICE(d, dev);
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(d->mu);
+  if (d->primary_refs == 0 && !d->charge(d->context_bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
   d->primary_refs++;
   *pctx = &d->primary;
   return CUDA_SUCCESS;
@@ -274,7 +279,7 @@ CUAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   SIM_DEVICE(d, dev);
   std::lock_guard lock(d->mu);
   if (d->primary_refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
-  d->primary_refs--;
+  if (--d->primary_refs == 0) d->uncharge(d->context_bytes);
   return CUDA_SUCCESS;
 }
 CUAPI cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
@@ -326,6 +331,10 @@ CUAPI cuCtxDestroy_v2(CUcontext ctx) {
   if (ctx->primary) return CUDA_ERROR_INVALID_CONTEXT;
   auto& stack = ctx_stack();
   std::erase(stack, ctx);
+  {
+    std::lock_guard lock(ctx->dev->mu);
+    ctx->dev->uncharge(ctx->dev->context_bytes);
+  }
   // The handle is kept (marked dead) so that a stale copy reads as invalid.
   ctx->magic.store(0, std::memory_order_relaxed);
   return CUDA_SUCCESS;

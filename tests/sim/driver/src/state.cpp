@@ -71,6 +71,7 @@ CUresult do_init() {
     auto dev = std::make_unique<Device>(i);
     dev->capacity = config.capacity;
     dev->others = config.others[static_cast<size_t>(i)];
+    dev->context_bytes = config.context_bytes;
     if (published) dev->published_used = reinterpret_cast<std::atomic<uint64_t>*>(published + i);
     // Address space only (no memory is committed): 4x the capacity + 1 GiB, so that address space never runs out
     // before the accounting says out of memory.

@@ -117,6 +117,7 @@ struct Device {
   const int ordinal;
   uint64_t capacity = 0;
   uint64_t others = 0;   // held by "other processes"
+  uint64_t context_bytes = 0;  // what each active context takes (GPUMEMTRACE_SIM_CONTEXT_MEMORY), counted in used
   uintptr_t arena_base = 0;
   uint64_t arena_size = 0;
   CUctx_st primary;      // the primary context's handle never changes
