@@ -8,14 +8,14 @@
 #include <cstring>
 
 #include "interpose/heaps/heap_recorder.h"
-#include "interpose/nvtx/phase_recorder.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/hooks/wrapper_helpers.h"
+#include "interpose/phases/phase_recorder.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
 
 using namespace gpumemtrace::interpose;
 
-#define GMT_EXPORT extern "C" __attribute__((visibility("default")))
 
 GMT_EXPORT void gpumemtrace_phase_push(const char* name) { phases::push(nullptr, name ? name : ""); }
 

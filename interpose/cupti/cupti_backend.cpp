@@ -12,8 +12,8 @@
 #include "interpose/cupti/activity_translator.h"
 #include "interpose/cupti/cupti_library.h"
 #include "interpose/cupti/memory_callbacks.h"
-#include "interpose/recording/config.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/config.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 #include "trace/writer/trace_writer.h"
 

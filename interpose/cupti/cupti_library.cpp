@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include "interpose/hooks/real_dlsym.h"
+#include "interpose/base/real_dlsym.h"
 
 namespace gpumemtrace::interpose::cupti {
 

@@ -2,7 +2,7 @@
 // (docs/capture.md, "Neighbours").
 #pragma once
 
-#include "interpose/hooks/real_dlsym.h"
+#include "interpose/base/real_dlsym.h"
 
 namespace gpumemtrace::interpose {
 

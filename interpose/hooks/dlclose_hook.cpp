@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 
 #include "interpose/stacks/native/frame_rule_cache.h"
-#include "interpose/hooks/real_dlsym.h"
+#include "interpose/base/real_dlsym.h"
 
 extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   using DlcloseFn = int (*)(void*);

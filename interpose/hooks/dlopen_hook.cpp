@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "interpose/hooks/bypass_checks.h"
-#include "interpose/hooks/real_dlsym.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/real_dlsym.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 
 namespace gpumemtrace::interpose {

@@ -13,8 +13,8 @@
 
 #include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/driver_table.h"
-#include "interpose/hooks/real_dlsym.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/real_dlsym.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 
 extern "C" void* gmt_dlsym_entry(void* handle, const char* name);  // the exported dlsym

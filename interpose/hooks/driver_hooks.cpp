@@ -18,17 +18,16 @@
 
 #include "interpose/cupti/cupti_backend.h"
 #include "interpose/hooks/driver_table.h"
-#include "interpose/hooks/real_dlsym.h"
+#include "interpose/hooks/wrapper_helpers.h"
+#include "interpose/base/real_dlsym.h"
 #include "interpose/nvml/device_states.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
 namespace trace = gpumemtrace::trace;
-
-#define GMT_EXPORT extern "C" __attribute__((visibility("default")))
 
 // Declared by cuda.h only under per-thread-default-stream or internal builds.
 GMT_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream);
@@ -51,17 +50,30 @@ struct DriverFunction;
   struct DriverFunction<DriverFn::id> {  \
     using Type = decltype(&function);    \
   };
+#define GMT_DRIVER_MEMORY(id, function, api) GMT_DRIVER_WRAPPED(id, function)
 #define GMT_DRIVER_CALLED GMT_DRIVER_WRAPPED
 #include "interpose/hooks/driver_functions.def"
 #undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_MEMORY
+#undef GMT_DRIVER_CALLED
+
+// The API each memory row of driver_functions.def records its allocations and frees under.
+template <DriverFn F>
+constexpr Api kRecordedApi = Api::Count;
+#define GMT_DRIVER_WRAPPED(id, function)
+#define GMT_DRIVER_MEMORY(id, function, api) \
+  template <>                                \
+  constexpr Api kRecordedApi<DriverFn::id> = Api::api;
+#define GMT_DRIVER_CALLED GMT_DRIVER_WRAPPED
+#include "interpose/hooks/driver_functions.def"
+#undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_MEMORY
 #undef GMT_DRIVER_CALLED
 
 template <DriverFn F>
 typename DriverFunction<F>::Type real() {
   return reinterpret_cast<typename DriverFunction<F>::Type>(real_driver_function(F));
 }
-
-uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // Inside a runtime hook, the driver call that carries the runtime call's own allocation is recorded under
 // the runtime API; anything else the runtime allocates on the way is recorded under the driver API.
@@ -208,13 +220,12 @@ struct Made {
   uint64_t pool = 0;
 };
 
-// Stands for the calling thread's current device, looked up only when the call is traced.
-constexpr int kCurrentDevice = -2;
-
 // An allocation: recorded after the call, with `made()` reading the out-parameters on success and
 // `requested` bytes on failure.
 template <DriverFn F, typename MadeFn, typename... Args>
-CUresult allocation(Api api, int device, uint64_t requested, MadeFn&& made, Args... args) {
+CUresult allocation(int device, uint64_t requested, MadeFn&& made, Args... args) {
+  constexpr Api api = kRecordedApi<F>;
+  static_assert(api != Api::Count, "an allocating driver function is a GMT_DRIVER_MEMORY row");
   auto fn = real<F>();
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   if (tracing_active()) nvml_states::before_allocation();
@@ -237,7 +248,9 @@ CUresult allocation(Api api, int device, uint64_t requested, MadeFn&& made, Args
 // A free: recorded before the call (the address may be reused by another thread the moment it returns),
 // and a refusal after it. Freeing nothing (0) is passed through unrecorded.
 template <DriverFn F, typename... Args>
-CUresult release(Api api, uint64_t address, uint64_t stream, Args... args) {
+CUresult release(uint64_t address, uint64_t stream, Args... args) {
+  constexpr Api api = kRecordedApi<F>;
+  static_assert(api != Api::Count, "a freeing driver function is a GMT_DRIVER_MEMORY row");
   auto fn = real<F>();
   if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
   if (!tracing_active() || address == 0) return fn(args...);
@@ -301,69 +314,69 @@ CUresult gmt_cuGetProcAddress_v1(const char* symbol, void** pfn, int version, cu
 // ---- device, managed and pinned host memory ----
 
 GMT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  return allocation<DriverFn::MemAlloc>(Api::cuMemAlloc, kCurrentDevice, bytesize, [&] { return Made{*dptr, bytesize}; },
+  return allocation<DriverFn::MemAlloc>(kCurrentDevice, bytesize, [&] { return Made{*dptr, bytesize}; },
                                         dptr, bytesize);
 }
 
 GMT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
                                        unsigned int element_size) {
-  return allocation<DriverFn::MemAllocPitch>(Api::cuMemAllocPitch, kCurrentDevice, width * height,
+  return allocation<DriverFn::MemAllocPitch>(kCurrentDevice, width * height,
                                              [&] { return Made{*dptr, *pitch * height}; }, dptr, pitch, width, height,
                                              element_size);
 }
 
 GMT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  return release<DriverFn::MemFree>(Api::cuMemFree, dptr, 0, dptr);
+  return release<DriverFn::MemFree>(dptr, 0, dptr);
 }
 
 GMT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
-  return allocation<DriverFn::MemAllocManaged>(Api::cuMemAllocManaged, kCurrentDevice, bytesize,
+  return allocation<DriverFn::MemAllocManaged>(kCurrentDevice, bytesize,
                                                [&] { return Made{*dptr, bytesize}; }, dptr, bytesize, flags);
 }
 
 GMT_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
-  return allocation<DriverFn::MemHostAlloc>(Api::cuMemHostAlloc, -1, bytesize,
+  return allocation<DriverFn::MemHostAlloc>(kHost, bytesize,
                                             [&] { return Made{as_u64(*pp), bytesize}; }, pp, bytesize, flags);
 }
 
 GMT_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-  return allocation<DriverFn::MemAllocHost>(Api::cuMemAllocHost, -1, bytesize,
+  return allocation<DriverFn::MemAllocHost>(kHost, bytesize,
                                             [&] { return Made{as_u64(*pp), bytesize}; }, pp, bytesize);
 }
 
 GMT_EXPORT CUresult cuMemFreeHost(void* p) {
-  return release<DriverFn::MemFreeHost>(Api::cuMemFreeHost, as_u64(p), 0, p);
+  return release<DriverFn::MemFreeHost>(as_u64(p), 0, p);
 }
 
 // ---- stream-ordered allocation (each also with the per-thread default stream, _ptsz) ----
 
 GMT_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return allocation<DriverFn::MemAllocAsync>(Api::cuMemAllocAsync, kCurrentDevice, bytesize,
+  return allocation<DriverFn::MemAllocAsync>(kCurrentDevice, bytesize,
                                              [&] { return Made{*dptr, bytesize, as_u64(stream)}; }, dptr, bytesize,
                                              stream);
 }
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return allocation<DriverFn::MemAllocAsync_ptsz>(Api::cuMemAllocAsync, kCurrentDevice, bytesize,
+  return allocation<DriverFn::MemAllocAsync_ptsz>(kCurrentDevice, bytesize,
                                                   [&] { return Made{*dptr, bytesize, as_u64(stream)}; }, dptr,
                                                   bytesize, stream);
 }
 
 GMT_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
   return allocation<DriverFn::MemAllocFromPoolAsync>(
-      Api::cuMemAllocFromPoolAsync, kCurrentDevice, bytesize,
+      kCurrentDevice, bytesize,
       [&] { return Made{*dptr, bytesize, as_u64(stream), as_u64(pool)}; }, dptr, bytesize, pool, stream);
 }
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
   return allocation<DriverFn::MemAllocFromPoolAsync_ptsz>(
-      Api::cuMemAllocFromPoolAsync, kCurrentDevice, bytesize,
+      kCurrentDevice, bytesize,
       [&] { return Made{*dptr, bytesize, as_u64(stream), as_u64(pool)}; }, dptr, bytesize, pool, stream);
 }
 
 GMT_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  return release<DriverFn::MemFreeAsync>(Api::cuMemFreeAsync, dptr, as_u64(stream), dptr, stream);
+  return release<DriverFn::MemFreeAsync>(dptr, as_u64(stream), dptr, stream);
 }
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  return release<DriverFn::MemFreeAsync_ptsz>(Api::cuMemFreeAsync, dptr, as_u64(stream), dptr, stream);
+  return release<DriverFn::MemFreeAsync_ptsz>(dptr, as_u64(stream), dptr, stream);
 }
 
 // ---- memory pools ----
@@ -401,12 +414,12 @@ GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep)
 
 GMT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                                 unsigned long long flags) {
-  return allocation<DriverFn::MemCreate>(Api::cuMemCreate, prop ? prop->location.id : -1, size,
+  return allocation<DriverFn::MemCreate>(prop ? prop->location.id : -1, size,
                                          [&] { return Made{*handle, size}; }, handle, size, prop, flags);
 }
 
 GMT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  return release<DriverFn::MemRelease>(Api::cuMemRelease, handle, 0, handle);
+  return release<DriverFn::MemRelease>(handle, 0, handle);
 }
 
 GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
@@ -514,19 +527,19 @@ GMT_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, u
 GMT_EXPORT CUresult cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
   if (!desc) return recorded_after<DriverFn::ArrayCreate>([] {}, handle, desc);
   uint64_t bytes = array_bytes(*desc, 1);
-  return allocation<DriverFn::ArrayCreate>(Api::cuArrayCreate, kCurrentDevice, bytes,
+  return allocation<DriverFn::ArrayCreate>(kCurrentDevice, bytes,
                                            [&] { return Made{as_u64(*handle), bytes}; }, handle, desc);
 }
 
 GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
   if (!desc) return recorded_after<DriverFn::Array3DCreate>([] {}, handle, desc);
   uint64_t bytes = array_bytes(*desc, desc->Depth);
-  return allocation<DriverFn::Array3DCreate>(Api::cuArray3DCreate, kCurrentDevice, bytes,
+  return allocation<DriverFn::Array3DCreate>(kCurrentDevice, bytes,
                                              [&] { return Made{as_u64(*handle), bytes}; }, handle, desc);
 }
 
 GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
-  return release<DriverFn::ArrayDestroy>(Api::cuArrayDestroy, as_u64(handle), 0, handle);
+  return release<DriverFn::ArrayDestroy>(as_u64(handle), 0, handle);
 }
 
 // ---- the table ----
@@ -548,9 +561,11 @@ constexpr const char* exported_name(const char* identifier) {
 
 Entry g_entries[] = {
 #define GMT_DRIVER_WRAPPED(id, function) {exported_name(#function), reinterpret_cast<void*>(&function)},
+#define GMT_DRIVER_MEMORY(id, function, api) GMT_DRIVER_WRAPPED(id, function)
 #define GMT_DRIVER_CALLED(id, function) {#function, nullptr},
 #include "interpose/hooks/driver_functions.def"
 #undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_MEMORY
 #undef GMT_DRIVER_CALLED
 };
 static_assert(std::size(g_entries) == static_cast<size_t>(DriverFn::Count));

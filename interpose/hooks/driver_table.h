@@ -9,9 +9,11 @@ namespace gpumemtrace::interpose {
 
 enum class DriverFn : int {
 #define GMT_DRIVER_WRAPPED(id, function) id,
+#define GMT_DRIVER_MEMORY(id, function, api) id,
 #define GMT_DRIVER_CALLED(id, function) id,
 #include "interpose/hooks/driver_functions.def"
 #undef GMT_DRIVER_WRAPPED
+#undef GMT_DRIVER_MEMORY
 #undef GMT_DRIVER_CALLED
   Count,
 };

@@ -12,17 +12,16 @@
 
 #include "interpose/hooks/bypass_checks.h"
 #include "interpose/hooks/driver_table.h"
-#include "interpose/hooks/real_dlsym.h"
+#include "interpose/hooks/wrapper_helpers.h"
+#include "interpose/base/real_dlsym.h"
 #include "interpose/nvml/device_states.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
 
 using gpumemtrace::format::Api;
 using namespace gpumemtrace::interpose;
 namespace trace = gpumemtrace::trace;
-
-#define GMT_EXPORT extern "C" __attribute__((visibility("default")))
 
 GMT_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, size_t size, cudaStream_t stream);
 GMT_EXPORT cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream);
@@ -57,8 +56,6 @@ class RuntimeScope {
   HookState& state_;
   HookState saved_;
 };
-
-uint64_t as_u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // Runtime allocations another preloaded library served with the VMM API (cuMemCreate, cuMemMap): the
 // trace has their memory already, as the physical memory and mapping the driver chain recorded, so neither
@@ -95,10 +92,6 @@ VmmServedAllocations& vmm_served() {
   static auto* allocations = new VmmServedAllocations;  // never destroyed: hooks run until the process ends
   return *allocations;
 }
-
-// Where a fallback-recorded allocation lives: the current context's device, or none (pinned host memory).
-constexpr int kCurrentDevice = -2;
-constexpr int kHost = -1;
 
 // Calls an allocating runtime function; records it here only if the driver chain did not.
 // `result` reads the address and size out of the out-parameters after success.

@@ -5,8 +5,8 @@
 #include <atomic>
 
 #include "common/nvml_reader.h"
-#include "interpose/hooks/real_dlsym.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/real_dlsym.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 
 namespace gpumemtrace::interpose::nvml_states {

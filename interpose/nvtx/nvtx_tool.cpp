@@ -13,10 +13,10 @@
 #include <string>
 #include <string_view>
 
-#include "interpose/nvtx/kept_forever.h"
+#include "interpose/base/kept_forever.h"
 #include "interpose/nvtx/nvtx_message.h"
-#include "interpose/nvtx/phase_recorder.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/phases/phase_recorder.h"
+#include "interpose/base/debug_log.h"
 
 namespace gpumemtrace::interpose::nvtx {
 

@@ -12,9 +12,9 @@
 #include <unordered_map>
 
 #include "common/clock.h"
-#include "interpose/recording/config.h"
-#include "interpose/recording/debug_log.h"
-#include "interpose/recording/spinning_mutex.h"
+#include "interpose/base/config.h"
+#include "interpose/base/debug_log.h"
+#include "interpose/base/spinning_mutex.h"
 #include "interpose/recording/stack_interner.h"
 #include "interpose/stacks/mixed_stack.h"
 #include "interpose/stacks/module_map.h"
@@ -40,7 +40,6 @@ struct ThreadSlot {
   uint64_t index = 0;
 };
 
-thread_local HookState t_hook_state __attribute__((tls_model("initial-exec")));
 thread_local ThreadSlot t_thread __attribute__((tls_model("initial-exec")));
 
 class Recorder {
@@ -371,8 +370,6 @@ class Recorder {
 };
 
 }  // namespace
-
-HookState& hook_state() { return t_hook_state; }
 
 bool recording_enabled() { return Recorder::instance().enabled(); }
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <new>
 
-#include "interpose/hooks/real_dlsym.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/real_dlsym.h"
+#include "interpose/base/debug_log.h"
 
 namespace gpumemtrace::interpose {
 

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "gpumemtrace/trace_records.h"
-#include "interpose/hooks/real_dlsym.h"
-#include "interpose/recording/config.h"
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/real_dlsym.h"
+#include "interpose/base/config.h"
+#include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
 
 namespace gpumemtrace::interpose::torch {

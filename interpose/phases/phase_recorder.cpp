@@ -1,4 +1,4 @@
-#include "interpose/nvtx/phase_recorder.h"
+#include "interpose/phases/phase_recorder.h"
 
 #include <pthread.h>
 
@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interpose/nvtx/kept_forever.h"
+#include "interpose/base/kept_forever.h"
 #include "interpose/recording/recorder.h"
 
 namespace gpumemtrace::interpose::phases {

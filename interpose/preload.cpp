@@ -7,11 +7,11 @@
 
 #include "interpose/cupti/cupti_backend.h"
 #include "interpose/hooks/bypass_checks.h"
-#include "interpose/hooks/real_dlsym.h"
+#include "interpose/base/real_dlsym.h"
 #include "interpose/nvml/device_states.h"
 #include "interpose/nvtx/nvtx_tool.h"
-#include "interpose/nvtx/phase_recorder.h"
-#include "interpose/recording/config.h"
+#include "interpose/phases/phase_recorder.h"
+#include "interpose/base/config.h"
 #include "interpose/recording/recorder.h"
 #include "interpose/torch/torch_hook.h"
 

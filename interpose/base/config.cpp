@@ -1,4 +1,4 @@
-#include "interpose/recording/config.h"
+#include "interpose/base/config.h"
 
 #include <cstdlib>
 #include <cstring>

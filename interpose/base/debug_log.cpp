@@ -1,4 +1,4 @@
-#include "interpose/recording/debug_log.h"
+#include "interpose/base/debug_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
