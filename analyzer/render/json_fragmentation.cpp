@@ -47,15 +47,10 @@ void write_failures(JsonWriter& json, const std::vector<report::FailureFit>& fai
 
 // The fields of HeapFigures the per-heap and the total objects share.
 void write_heap_figures(JsonWriter& json, const replay::HeapFigures& f) {
-  json.number("reserved_bytes", f.reserved_bytes);
-  json.number("allocated_bytes", f.allocated_bytes);
-  json.number("blocks", f.blocks);
-  json.number("internal_bytes", f.internal_bytes);
-  json.number("external_bytes", f.external_bytes);
-  json.number("pending_free_bytes", f.pending_bytes);
-  json.number("pending_free_blocks", f.pending_blocks);
-  json.number("free_blocks", f.free_blocks);
-  json.number("largest_free_block_bytes", f.largest_free_bytes);
+#define GPUMEMTRACE_FIGURE_JSON(member, json_key, combine) \
+  if (std::string_view(json_key) != "") json.number(json_key, f.member);
+  GPUMEMTRACE_HEAP_FIGURES(GPUMEMTRACE_FIGURE_JSON)
+#undef GPUMEMTRACE_FIGURE_JSON
   json.real("fragmentation", f.fragmentation());
 }
 

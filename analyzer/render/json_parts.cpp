@@ -21,13 +21,10 @@ void write_frame(JsonWriter& json, const symbolize::Frame& frame) {
 }
 
 void write_account_fields(JsonWriter& json, const report::AccountFigures& account) {
-  json.number("peak_bytes", account.peak_bytes);
-  json.number("peak_time_ns", account.peak_time_ns);
-  json.number("final_bytes", account.final_bytes);
-  json.number("allocations", account.allocations);
-  json.number("frees", account.frees);
-  json.number("leaked_allocations", account.leaked_allocations);
-  json.number("failed_allocations", account.failed_allocations);
+#define GPUMEMTRACE_FIGURE_JSON(member, in_json) \
+  if (in_json) json.number(#member, account.member);
+  GPUMEMTRACE_ACCOUNT_FIGURES(GPUMEMTRACE_FIGURE_JSON)
+#undef GPUMEMTRACE_FIGURE_JSON
 }
 
 }  // namespace

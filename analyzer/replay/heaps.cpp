@@ -4,17 +4,15 @@
 
 namespace gpumemtrace::replay {
 
+namespace {
+uint64_t sum(uint64_t a, uint64_t b) { return a + b; }
+uint64_t max(uint64_t a, uint64_t b) { return std::max(a, b); }
+}  // namespace
+
 void HeapFigures::add(const HeapFigures& other) {
-  reserved_bytes += other.reserved_bytes;
-  allocated_bytes += other.allocated_bytes;
-  blocks += other.blocks;
-  internal_bytes += other.internal_bytes;
-  pending_bytes += other.pending_bytes;
-  pending_requested_bytes += other.pending_requested_bytes;
-  pending_blocks += other.pending_blocks;
-  external_bytes += other.external_bytes;
-  free_blocks += other.free_blocks;
-  largest_free_bytes = std::max(largest_free_bytes, other.largest_free_bytes);
+#define GPUMEMTRACE_FIGURE_ADD(member, json_key, combine) member = combine(member, other.member);
+  GPUMEMTRACE_HEAP_FIGURES(GPUMEMTRACE_FIGURE_ADD)
+#undef GPUMEMTRACE_FIGURE_ADD
 }
 
 HeapFigures Heap::figures() const {

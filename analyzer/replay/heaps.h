@@ -36,18 +36,24 @@ struct HeapBlock {
 };
 
 // A heap's figures at one moment.
+// Declared once for the struct, add() and the JSON writer (docs/reports.md, in this order).
+// X(member, JSON key or "" for none, how two heaps' figures combine: sum or max)
+#define GPUMEMTRACE_HEAP_FIGURES(X)                                                                    \
+  X(reserved_bytes, "reserved_bytes", sum) /* the heap's memory (0: not said) */                         \
+  X(allocated_bytes, "allocated_bytes", sum)                                                             \
+  X(blocks, "blocks", sum) /* live blocks, not those of pending_bytes */                                 \
+  X(internal_bytes, "internal_bytes", sum)                                                               \
+  X(external_bytes, "external_bytes", sum) /* 0 when the heap's memory is not said */                    \
+  X(pending_bytes, "pending_free_bytes", sum) /* blocks freed but still held (part of external) */       \
+  X(pending_requested_bytes, "", sum) /* what had been asked for them */                                 \
+  X(pending_blocks, "pending_free_blocks", sum)                                                          \
+  X(free_blocks, "free_blocks", sum) /* the free gaps */                                                 \
+  X(largest_free_bytes, "largest_free_block_bytes", max)
 struct HeapFigures {
-  uint64_t reserved_bytes = 0;  // the heap's memory (0: not said)
-  uint64_t allocated_bytes = 0;
-  uint64_t blocks = 0;  // live blocks, not those of pending_bytes
-  uint64_t internal_bytes = 0;
-  uint64_t pending_bytes = 0;            // the footprint of the blocks freed but still held (part of external)
-  uint64_t pending_requested_bytes = 0;  // what had been asked for them
-  uint64_t pending_blocks = 0;
-  uint64_t external_bytes = 0;       // 0 when the heap's memory is not said
-  uint64_t free_blocks = 0;          // the free gaps
-  uint64_t largest_free_bytes = 0;
-  // Adds another heap's figures: the bytes and blocks summed, the largest free gap of either.
+#define GPUMEMTRACE_FIGURE_MEMBER(member, json_key, combine) uint64_t member = 0;
+  GPUMEMTRACE_HEAP_FIGURES(GPUMEMTRACE_FIGURE_MEMBER)
+#undef GPUMEMTRACE_FIGURE_MEMBER
+  // Adds another heap's figures: each combined as its row says.
   void add(const HeapFigures& other);
   double fragmentation() const {
     return external_bytes == 0 ? 0.0

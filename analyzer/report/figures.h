@@ -38,18 +38,24 @@ inline int64_t signed_change(uint64_t before, uint64_t after) {
 }
 
 // One account: a device's memory, or all managed or all pinned host memory (docs/reports.md).
+// Its figures, declared once for the struct, the JSON writer (same names, in this order) and the contract
+// test. X(member, in JSON).
+#define GPUMEMTRACE_ACCOUNT_FIGURES(X)                                                     \
+  X(peak_bytes, true) /* the first time the maximum was reached */                           \
+  X(peak_time_ns, true)                                                                      \
+  X(peak_count, false)                                                                       \
+  X(final_bytes, true) /* live when the trace ends */                                        \
+  X(final_count, false)                                                                      \
+  X(allocations, true)                                                                       \
+  X(frees, true)                                                                             \
+  X(leaked_allocations, true) /* final_count for a complete trace, else 0 */                 \
+  X(failed_allocations, true)
 struct AccountFigures {
   Memory memory = Memory::Device;
   std::optional<int32_t> device;  // none for managed and pinned host memory (and an unknown device)
-  uint64_t peak_bytes = 0;        // the first time the maximum was reached
-  uint64_t peak_time_ns = 0;
-  uint64_t peak_count = 0;
-  uint64_t final_bytes = 0;       // live when the trace ends
-  uint64_t final_count = 0;
-  uint64_t leaked_allocations = 0;  // final_count for a complete trace, else 0
-  uint64_t allocations = 0;
-  uint64_t frees = 0;
-  uint64_t failed_allocations = 0;
+#define GPUMEMTRACE_FIGURE_MEMBER(member, in_json) uint64_t member = 0;
+  GPUMEMTRACE_ACCOUNT_FIGURES(GPUMEMTRACE_FIGURE_MEMBER)
+#undef GPUMEMTRACE_FIGURE_MEMBER
 };
 
 // What one site (a stack on one device or memory) held at the moment a report is about.

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzer/replay/heaps.h"
+#include "analyzer/report/figures.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -62,6 +64,20 @@ TEST_F(SummaryJson, HasTheContractsMembersInOrder) {
   EXPECT_EQ(json_["view"], "reserved");  // no heaps: both views are the same
   EXPECT_EQ(json_["trace"], (Json{{"path", path_}, {"pid", 4242}, {"command", "python3 train.py"}, {"complete", true},
                                   {"events", 7}}));
+}
+
+// The declaration of an account's figures is what the JSON carries: its JSON rows, by name, in order.
+TEST_F(SummaryJson, EachAccountCarriesTheDeclaredFiguresInOrder) {
+  std::vector<std::string> declared;
+#define GPUMEMTRACE_FIGURE_NAME(member, in_json) \
+  if (in_json) declared.push_back(#member);
+  GPUMEMTRACE_ACCOUNT_FIGURES(GPUMEMTRACE_FIGURE_NAME)
+#undef GPUMEMTRACE_FIGURE_NAME
+  ASSERT_EQ(declared.size(), 7u);
+  EXPECT_EQ(keys_of(json_["managed"]), declared);
+  EXPECT_EQ(keys_of(json_["host_pinned"]), declared);
+  declared.insert(declared.begin(), "device");
+  EXPECT_EQ(keys_of(json_["devices"][0]), declared);
 }
 
 TEST_F(SummaryJson, CountsEachDeviceAndManagedAndPinnedHostMemory) {
