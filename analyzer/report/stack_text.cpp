@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpumemtrace::report {
 
 namespace {
@@ -13,6 +15,8 @@ enum class Owner {
   Allocation,   // the CUDA driver and runtime, a caching allocator's internals: how the memory was got
   Interpreter,  // CPython
   CallGlue,     // between Python and native code (ctypes, libffi), or between PyTorch's operators
+  Framework,    // PyTorch's own code, its Python package and its libraries: machinery at the innermost end of a
+                // stack with the program's Python frames; the program's code in a C++ program built on libtorch
   NoSource,     // a frame known by name only, without a source file: noise in a PyTorch snapshot's stacks
   Reporting,    // the calls a program reports its phases, heaps and blocks with
 };
@@ -23,13 +27,18 @@ bool is_reporting_code(std::string_view file) {
   return file.find("/nvtx3/") != std::string_view::npos || file.ends_with("gpumemtrace/annotate.h") ||
          file.ends_with("gpumemtrace/__init__.py");
 }
+// PyTorch's caching allocator and the capture of a snapshot's stack (PyTorch's own viewers leave these out too).
+bool is_pytorch_allocator(std::string_view function) {
+  for (std::string_view internal : {"CachingAllocator", "CapturedTraceback", "unwind::unwind", "gather_with_cpp"})
+    if (function.find(internal) != std::string_view::npos) return true;
+  return false;
+}
+
 // A frame of a PyTorch snapshot's C++ stack: a name and a file ("??" or empty when unknown), no module.
 Owner owner_of_named(const symbolize::Frame& frame) {
   if (frame.file.empty() || frame.file == "??") return Owner::NoSource;
   std::string_view name = frame.function;
-  // The allocator and the capture of this very stack (PyTorch's own viewers leave these out too).
-  for (std::string_view internal : {"CachingAllocator", "CapturedTraceback", "unwind::unwind", "gather_with_cpp"})
-    if (name.find(internal) != std::string_view::npos) return Owner::Allocation;
+  if (is_pytorch_allocator(name)) return Owner::Allocation;
   std::string_view file = frame.file;
   bool c_source = file.ends_with(".c") || file.ends_with(".h");
   for (std::string_view folder : {"Python/", "Objects/", "Modules/", "Include/"})
@@ -42,6 +51,10 @@ Owner owner_of_named(const symbolize::Frame& frame) {
 
 Owner owner_of(const symbolize::Frame& frame) {
   if (is_reporting_code(frame.file)) return Owner::Reporting;
+  if (frame.kind == symbolize::FrameKind::Python) {
+    bool installed_torch = frame.file.find("-packages/torch/") != std::string::npos;  // site- or dist-packages
+    return installed_torch ? Owner::Framework : Owner::Program;
+  }
   if (frame.kind != symbolize::FrameKind::Native) return Owner::Program;
   if (frame.module.empty() && !frame.function.empty()) return owner_of_named(frame);
   std::string_view name = basename_of(frame.module);
@@ -51,7 +64,17 @@ Owner owner_of(const symbolize::Frame& frame) {
   if (name.starts_with("libpython") || name == "python" || name.starts_with("python3")) return Owner::Interpreter;
   // ctypes and libffi: the glue between Python and a native call or callback.
   if (name.starts_with("_ctypes") || name.starts_with("libffi")) return Owner::CallGlue;
+  if (name.starts_with("libtorch") || name.starts_with("libc10"))
+    return is_pytorch_allocator(frame.function) ? Owner::Allocation : Owner::Framework;
   return Owner::Program;
+}
+
+// What runs a thread's function: glibc's start_thread and clone, and std::thread's trampoline in libstdc++.
+bool is_thread_start_up(const symbolize::Frame& frame) {
+  if (frame.kind != symbolize::FrameKind::Native) return false;
+  std::string_view function = short_function_name(frame.function);
+  return function == "start_thread" || function == "clone" || function == "__clone" || function == "clone3" ||
+         function == "__clone3" || basename_of(frame.module).starts_with("libstdc++");
 }
 
 bool is_python(const symbolize::Frame& frame) { return frame.kind == symbolize::FrameKind::Python; }
@@ -113,8 +136,16 @@ std::string frame_text(const symbolize::Frame& frame) {
 }
 
 Frames user_frames(std::span<const symbolize::Frame> frames) {
+  // With the program's own Python frames in it, the framework's frames only say how its calls were carried out.
+  bool framework_is_machinery = std::any_of(frames.begin(), frames.end(), [](const symbolize::Frame& frame) {
+    return is_python(frame) && owner_of(frame) == Owner::Program;
+  });
+  auto leading_machinery = [&](const symbolize::Frame& frame) {
+    Owner owner = owner_of(frame);
+    return owner != Owner::Program && (owner != Owner::Framework || framework_is_machinery);
+  };
   size_t first = 0;
-  while (first < frames.size() && owner_of(frames[first]) != Owner::Program) ++first;
+  while (first < frames.size() && leading_machinery(frames[first])) ++first;
   if (first == frames.size()) return Frames(frames.begin(), frames.end());
   size_t outermost_python = frames.size();
   for (size_t i = frames.size(); i-- > first;) {
@@ -131,8 +162,12 @@ Frames user_frames(std::span<const symbolize::Frame> frames) {
     bool start_up = outermost_python < frames.size() && i > outermost_python &&
                     frame.kind == symbolize::FrameKind::Native;
     if (owner == Owner::NoSource || (outermost_python < frames.size() && (machinery || start_up))) continue;
+    // What calls main is the C library's start-up (_start, __libc_start_main), and what calls a thread's function
+    // its thread start-up: nobody's code to read.
+    if (!out.empty() && is_thread_start_up(frame) &&
+        std::all_of(frames.begin() + i, frames.end(), [](const auto& f) { return is_thread_start_up(f); }))
+      break;
     out.push_back(frame);
-    // What calls main is the C library's start-up (_start, __libc_start_main): nobody's code to read.
     if (frame.kind == symbolize::FrameKind::Native && short_function_name(frame.function) == "main") break;
   }
   return out;

@@ -21,11 +21,13 @@ std::string frame_text(const symbolize::Frame& frame);
 // the interpreter's machinery, ctypes/libffi glue and the code that reports to the tracer (NVTX's headers,
 // annotate.h, the Python module gpumemtrace) at its innermost end, so that the first frame is the
 // program's own code; and, when it has Python frames, without the interpreter's native frames between
-// them and the interpreter's start-up frames beyond the outermost one. Native frames of extension code
+// them and the interpreter's start-up frames beyond the outermost one, and without PyTorch's own frames
+// (its installed Python package, libtorch, libc10) at the innermost end. Native frames of extension code
 // between Python frames stay. In the C++ stacks of a PyTorch snapshot (frames known by name only) the
 // caching allocator's internals count as the CUDA runtime, CPython's sources as the interpreter, the
 // operator dispatcher's generated code (Register*.cpp) as glue, and frames without a source file are left
-// out wherever they are. A native stack ends at main: what calls it is the C library's start-up. A stack of
+// out wherever they are. A native stack ends at main, and a thread's at its function: what calls them is the
+// C library's start-up. PyTorch's caching allocator counts as the CUDA runtime in native stacks too. A stack of
 // machinery only is kept whole.
 Frames user_frames(std::span<const symbolize::Frame> frames);
 // Every stack as user_frames() of it: their own code on top.

@@ -3,6 +3,8 @@
 // caching allocator's rules give; its own out-of-memory errors (out_of_memory.py); and our reports against its
 // figures, to the byte. Importing torch takes seconds: each test runs few processes.
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -293,6 +295,11 @@ TEST(PytorchCacheVerdict, EachCaseGetsItsRemedyWithExactFigures) {
       EXPECT_EQ(heaps["free_bytes"], c.free);
       EXPECT_EQ(heaps["idle_bytes"], c.idle);
     }
+    // The failed call starts at the script's own line: PyTorch's frames below it are behind --all-frames.
+    const std::string script_name = std::filesystem::path(c.script).filename().string();
+    ProcessResult text = run_gpumemtrace({"oom", run.trace});
+    const std::string failed_call = "  failed call, innermost first:\n      " + script_name + ":";
+    EXPECT_NE(text.out.find(failed_call), std::string::npos) << text.out;
   }
 }
 

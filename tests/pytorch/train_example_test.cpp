@@ -144,6 +144,19 @@ TEST_F(TrainExample, FragmentRunsOutOfMemoryAndExpandableSegmentsFit) {
   EXPECT_NE(text.out.find("remedy: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (it was off in this run)"),
             std::string::npos)
       << text.out;
+  // The failed calls start above PyTorch's caching allocator, and the backward thread's stacks end at its
+  // function: the allocator's frames and the thread start-up are behind --all-frames.
+  EXPECT_NE(text.out.find("  failed call, innermost first:\n      at::native::gpu_reduce_kernel<…> (libtorch_cuda.so+0x"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("CachingAllocator"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("start_thread"), std::string::npos) << text.out;
+  ProcessResult all_frames = run_gpumemtrace({"oom", "--all-frames", fragment.trace});
+  EXPECT_NE(all_frames.out.find("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block "
+                                "(libc10_cuda.so+0x"),
+            std::string::npos)
+      << all_frames.out;
+  EXPECT_NE(all_frames.out.find("start_thread (pthread_create.c:"), std::string::npos) << all_frames.out;
 
   const TorchRun& expandable = run("--fragment --expandable");
   ASSERT_EQ(expandable.result.exit_code, 0) << describe(expandable.result);
