@@ -34,20 +34,26 @@ constexpr unsigned long long kNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE
 
 }  // namespace
 
+// The functions the reader calls, declared once: X(member, symbol, type).
+#define GPUMEMTRACE_NVML_FUNCTIONS(X)                                                                  \
+  X(init, "nvmlInit_v2", Return (*)())                                                                 \
+  X(shutdown, "nvmlShutdown", Return (*)())                                                            \
+  X(error_string, "nvmlErrorString", const char* (*)(Return))                                          \
+  X(driver_version, "nvmlSystemGetDriverVersion", Return (*)(char*, unsigned))                         \
+  X(cuda_driver_version, "nvmlSystemGetCudaDriverVersion", Return (*)(int*))                           \
+  X(process_name, "nvmlSystemGetProcessName", Return (*)(unsigned, char*, unsigned))                   \
+  X(count, "nvmlDeviceGetCount_v2", Return (*)(unsigned*))                                             \
+  X(handle_by_index, "nvmlDeviceGetHandleByIndex_v2", Return (*)(unsigned, Device*))                   \
+  X(name, "nvmlDeviceGetName", Return (*)(Device, char*, unsigned))                                    \
+  X(uuid, "nvmlDeviceGetUUID", Return (*)(Device, char*, unsigned))                                    \
+  X(pci_info, "nvmlDeviceGetPciInfo_v3", Return (*)(Device, PciInfo*))                                 \
+  X(memory_info, "nvmlDeviceGetMemoryInfo", Return (*)(Device, Memory*))                               \
+  X(compute_processes, "nvmlDeviceGetComputeRunningProcesses_v3", Return (*)(Device, unsigned*, ProcessInfo*))
+
 struct Library::Functions {
-  Return (*init)();
-  Return (*shutdown)();
-  const char* (*error_string)(Return);
-  Return (*driver_version)(char*, unsigned);
-  Return (*cuda_driver_version)(int*);
-  Return (*process_name)(unsigned, char*, unsigned);
-  Return (*count)(unsigned*);
-  Return (*handle_by_index)(unsigned, Device*);
-  Return (*name)(Device, char*, unsigned);
-  Return (*uuid)(Device, char*, unsigned);
-  Return (*pci_info)(Device, PciInfo*);
-  Return (*memory_info)(Device, Memory*);
-  Return (*compute_processes)(Device, unsigned*, ProcessInfo*);
+#define GPUMEMTRACE_NVML_MEMBER(member, symbol, type) std::type_identity_t<type> member;
+  GPUMEMTRACE_NVML_FUNCTIONS(GPUMEMTRACE_NVML_MEMBER)
+#undef GPUMEMTRACE_NVML_MEMBER
 };
 
 Library::Library(SymbolLookup lookup, std::string path) {
@@ -70,19 +76,9 @@ Library::Library(SymbolLookup lookup, std::string path) {
       why_ = path + " has no " + symbol;
     }
   };
-  find(functions.init, "nvmlInit_v2");
-  find(functions.shutdown, "nvmlShutdown");
-  find(functions.error_string, "nvmlErrorString");
-  find(functions.driver_version, "nvmlSystemGetDriverVersion");
-  find(functions.cuda_driver_version, "nvmlSystemGetCudaDriverVersion");
-  find(functions.process_name, "nvmlSystemGetProcessName");
-  find(functions.count, "nvmlDeviceGetCount_v2");
-  find(functions.handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
-  find(functions.name, "nvmlDeviceGetName");
-  find(functions.uuid, "nvmlDeviceGetUUID");
-  find(functions.pci_info, "nvmlDeviceGetPciInfo_v3");
-  find(functions.memory_info, "nvmlDeviceGetMemoryInfo");
-  find(functions.compute_processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+#define GPUMEMTRACE_NVML_FIND(member, symbol, type) find(functions.member, symbol);
+  GPUMEMTRACE_NVML_FUNCTIONS(GPUMEMTRACE_NVML_FIND)
+#undef GPUMEMTRACE_NVML_FIND
   if (!all) return;
   fn_ = &functions;
   if (Return rc = fn_->init(); rc != kSuccess) {
