@@ -146,6 +146,7 @@ std::vector<Frame> Symbolizer::stack(std::span<const replay::FrameRef> refs) {
 }
 
 std::vector<Frame> Symbolizer::stack(replay::StackId id) {
+  if (!stacks_) return {};
   return stack(stacks_->frames(id, replay::kMaxShownFrames));
 }
 

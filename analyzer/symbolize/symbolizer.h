@@ -41,7 +41,8 @@ class Symbolizer {
   const std::vector<Frame>& frames(replay::FrameRef frame);
   // A whole stack, innermost first.
   std::vector<Frame> stack(std::span<const replay::FrameRef> frames);
-  // A stack of the table given to the constructor, innermost first, cut after replay::kMaxShownFrames.
+  // A stack of the table given to the constructor, innermost first, cut after replay::kMaxShownFrames; none
+  // for a symbolizer made from the modules alone.
   std::vector<Frame> stack(replay::StackId id);
 
  private:

@@ -89,6 +89,8 @@ TEST(PythonStackTable, ASymbolizerWithoutTheCodeTableStillTellsPythonFramesApart
   EXPECT_EQ(frames[1].kind, FrameKind::Python);
   EXPECT_EQ(frames[1].line, 57u);
   EXPECT_TRUE(frames[1].function.empty());
+  // It has no table to look a stack up by id in: no frames, not a crash.
+  EXPECT_TRUE(symbolizer.stack(stacks[0]).empty());
 }
 
 }  // namespace
