@@ -72,7 +72,7 @@ Owner owner_of(const symbolize::Frame& frame) {
 // What runs a thread's function: glibc's start_thread and clone, and std::thread's trampoline in libstdc++.
 bool is_thread_start_up(const symbolize::Frame& frame) {
   if (frame.kind != symbolize::FrameKind::Native) return false;
-  std::string_view function = short_function_name(frame.function);
+  std::string function = short_function_name(frame.function);
   return function == "start_thread" || function == "clone" || function == "__clone" || function == "clone3" ||
          function == "__clone3" || basename_of(frame.module).starts_with("libstdc++");
 }
