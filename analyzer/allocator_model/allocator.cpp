@@ -481,6 +481,18 @@ std::optional<BlockId> Allocator::try_allocate_expandable(Pool& pool, uint64_t s
 }
 
 // Unmaps the whole pages inside a cached expandable block; what is left of it on either side stays cached.
+void Allocator::cache_piece(BlockId id, uint64_t address, uint64_t size, bool before) {
+  Block piece = blocks_[id];
+  piece.address = address;
+  piece.size = size;
+  (before ? piece.next : piece.prev) = id;
+  BlockId piece_id = new_block(piece);
+  BlockId outer = before ? blocks_[piece_id].prev : blocks_[piece_id].next;
+  if (outer != kNone) (before ? blocks_[outer].next : blocks_[outer].prev) = piece_id;
+  (before ? blocks_[id].prev : blocks_[id].next) = piece_id;
+  cache(piece_id);
+}
+
 void Allocator::unmap_block(BlockId id) {
   const Expandable& segment = expandables_[static_cast<size_t>(blocks_[id].expandable)];
   Block& block = blocks_[id];
@@ -494,25 +506,8 @@ void Allocator::unmap_block(BlockId id) {
   uint64_t bytes = (end - first) * segment.page;
   uint64_t before = begin_address - block.address;
   uint64_t after = block.size - before - bytes;
-  if (before > 0) {
-    Block piece = blocks_[id];
-    piece.size = before;
-    piece.next = id;
-    BlockId piece_id = new_block(piece);
-    if (blocks_[piece_id].prev != kNone) blocks_[blocks_[piece_id].prev].next = piece_id;
-    blocks_[id].prev = piece_id;
-    cache(piece_id);
-  }
-  if (after > 0) {
-    Block piece = blocks_[id];
-    piece.address = begin_address + bytes;
-    piece.size = after;
-    piece.prev = id;
-    BlockId piece_id = new_block(piece);
-    if (blocks_[piece_id].next != kNone) blocks_[blocks_[piece_id].next].prev = piece_id;
-    blocks_[id].next = piece_id;
-    cache(piece_id);
-  }
+  if (before > 0) cache_piece(id, block.address, before, true);
+  if (after > 0) cache_piece(id, begin_address + bytes, after, false);
   blocks_[id].address = begin_address;
   blocks_[id].size = bytes;
   blocks_[id].mapped = false;

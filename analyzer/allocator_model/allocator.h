@@ -162,6 +162,8 @@ class Allocator {
   BlockId find_expandable_block(Pool& pool, uint64_t size, uint64_t stream);
   bool map_block(BlockId id, uint64_t size);
   void unmap_block(BlockId id);
+  // A cached piece of `size` bytes at `address` split off block `id`: the part before it, or after it.
+  void cache_piece(BlockId id, uint64_t address, uint64_t size, bool before);
   void release_expandable(BlockId id);
   bool allocatable(BlockId id) const;
   void note(SegmentEvent::Kind kind, uint64_t address, uint64_t size, uint64_t stream);

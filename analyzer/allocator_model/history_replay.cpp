@@ -48,11 +48,16 @@ SegmentPlacement recorded_placement(const std::shared_ptr<RecordedAddresses>& re
 
 class Replayer {
  public:
-  Replayer(const Settings& settings, HistoryReplay& out)
-      : addresses_(std::make_shared<RecordedAddresses>()), model_(settings, recorded_placement(addresses_)), out_(out) {}
+  Replayer(const Settings& settings, const HistoryReplayOptions& options, HistoryReplay& out)
+      : addresses_(std::make_shared<RecordedAddresses>()),
+        model_(settings, recorded_placement(addresses_)),
+        options_(options),
+        out_(out) {}
 
   void run(const std::vector<const SnapshotEntry*>& entries) {
     for (size_t i = 0; i < entries.size(); ++i) {
+      if (options_.last_request && out_.requests > *options_.last_request) break;
+      entry_ = i;
       const SnapshotEntry& entry = *entries[i];
       switch (entry.action) {
         case Action::Alloc: malloc(entry, false); break;
@@ -73,6 +78,7 @@ class Replayer {
         default: break;  // snapshot markers
       }
     }
+    entry_ = entries.size();
     between_requests();
     out_.counters = model_.counters();
     out_.modelled = model_.events();
@@ -81,10 +87,20 @@ class Replayer {
  private:
   // Releases recorded since the last request, before any new segment: an empty_cache, unless the coming malloc
   // (size, stream) makes them itself.
+  // Under other settings, the calls inferred under the recorded ones (options_.empty_caches) are made instead.
   void between_requests(std::optional<std::pair<uint64_t, uint64_t>> coming = std::nullopt) {
-    if (released_before_alloc_ && (!coming || !model_.malloc_would_release(coming->first, coming->second))) {
+    bool empty_cache = false;
+    if (options_.empty_caches) {
+      const std::vector<size_t>& at = *options_.empty_caches;
+      while (next_given_ < at.size() && at[next_given_] < entry_) ++next_given_;
+      empty_cache = next_given_ < at.size() && at[next_given_] == entry_;
+    } else {
+      empty_cache = released_before_alloc_ && (!coming || !model_.malloc_would_release(coming->first, coming->second));
+    }
+    if (empty_cache) {
       model_.empty_cache();
       ++out_.empty_caches;
+      out_.empty_cache_entries.push_back(entry_);
     }
     released_before_alloc_ = false;
     segment_since_request_ = false;
@@ -160,7 +176,10 @@ class Replayer {
 
   std::shared_ptr<RecordedAddresses> addresses_;
   Allocator model_;
+  const HistoryReplayOptions& options_;
   HistoryReplay& out_;
+  size_t entry_ = 0;       // the entry being replayed (entries.size() at the end)
+  size_t next_given_ = 0;  // in options_.empty_caches
   std::unordered_map<uint64_t, BlockId> live_;     // by recorded address
   std::unordered_map<uint64_t, BlockId> pending_;  // freed later, by recorded address
   std::vector<BlockId> complete_after_malloc_;
@@ -173,7 +192,7 @@ class Replayer {
 }  // namespace
 
 HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, const pytorch::JoinedHistory& history,
-                             int32_t device, const Settings& settings) {
+                             int32_t device, const Settings& settings, const HistoryReplayOptions& options) {
   HistoryReplay out;
   std::vector<const SnapshotEntry*> entries;
   bool first = true;
@@ -186,7 +205,7 @@ HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, 
     }
     first = false;
   }
-  Replayer(settings, out).run(entries);
+  Replayer(settings, options, out).run(entries);
   size_t common = std::min(out.recorded.size(), out.modelled.size());
   for (size_t i = 0; i < common && !out.first_difference; ++i) {
     const SegmentEvent& a = out.recorded[i];
@@ -195,6 +214,20 @@ HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, 
   }
   if (!out.first_difference && out.recorded.size() != out.modelled.size()) out.first_difference = common;
   return out;
+}
+
+std::optional<OomRequest> oom_request_at(std::span<const pytorch::TakenSnapshot> snapshots,
+                                       const pytorch::JoinedHistory& history, int32_t device, uint64_t time_ns,
+                                       uint64_t slack_ns) {
+  uint64_t requests = 0;
+  for (const pytorch::HistoryStep& step : history.steps) {
+    if (step.device != device || step.kind != pytorch::HistoryStep::Kind::Entry) continue;
+    const SnapshotEntry& entry = step.entry_of(snapshots);
+    Action action = entry.action;
+    if (action == Action::Oom && step.time_ns + slack_ns >= time_ns) return OomRequest{requests, &entry};
+    if (action == Action::Alloc || action == Action::Oom) ++requests;
+  }
+  return std::nullopt;
 }
 
 std::string describe(const SegmentEvent& event) {

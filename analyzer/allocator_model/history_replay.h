@@ -27,7 +27,8 @@ struct HistoryReplay {
   // The first index at which the two differ in kind, size or stream (or one of them ends); nullopt: the same.
   std::optional<size_t> first_difference;
   uint64_t requests = 0;                       // allocs and ooms replayed
-  uint64_t empty_caches = 0;                   // empty_cache calls inferred from the history
+  uint64_t empty_caches = 0;                   // empty_cache calls inferred from the history (or given)
+  std::vector<size_t> empty_cache_entries;     // where: the device's entries (from 0) each was made before
   std::vector<uint64_t> recorded_out_of_memory;  // requests (counted from 0) that failed in the history
   uint64_t recorded_peak_reserved = 0;           // from the recorded segment entries
   Counters counters;                             // the model's
@@ -40,10 +41,28 @@ struct HistoryReplay {
   bool initial_state_empty = true;  // false: the history began with segments the model did not start with
 };
 
+struct HistoryReplayOptions {
+  std::optional<uint64_t> last_request;  // stop after this request (counted from 0); none: replay every entry
+  // The empty_cache calls of a replay under the recorded settings (its empty_cache_entries), made at the same
+  // entries instead of inferred: whether a malloc would release segments itself depends on the settings, the
+  // program's calls do not.
+  std::optional<std::vector<size_t>> empty_caches;
+};
+
 // Replays `device`'s entries of `history` under `settings`. The model starts empty: a history that begins with
 // segments (recording turned on after the first allocation) says so in initial_state_empty.
 HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, const pytorch::JoinedHistory& history,
-                             int32_t device, const Settings& settings);
+                             int32_t device, const Settings& settings, const HistoryReplayOptions& options = {});
+
+// `device`'s first oom entry at `time_ns` or later on the trace's clock, within `slack_ns`: the one PyTorch recorded
+// for an out-of-memory failure at that moment, with its request (counted from 0, as the replay counts them).
+struct OomRequest {
+  uint64_t request = 0;
+  const pytorch::SnapshotEntry* entry = nullptr;
+};
+std::optional<OomRequest> oom_request_at(std::span<const pytorch::TakenSnapshot> snapshots,
+                                       const pytorch::JoinedHistory& history, int32_t device, uint64_t time_ns,
+                                       uint64_t slack_ns);
 
 // "segment_alloc 20971520 B on stream 0" for a message.
 std::string describe(const SegmentEvent& event);

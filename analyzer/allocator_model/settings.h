@@ -48,6 +48,8 @@ struct Settings {
   uint64_t device_memory = kUnlimited;  // the device's capacity (what cudaMemGetInfo calls total)
   uint64_t other_memory = 0;            // device memory in use outside the allocator, taken as constant
 
+  bool operator==(const Settings&) const = default;
+
   // The bytes the allocator may hold (allowed_memory_maximum), when a fraction is set.
   std::optional<uint64_t> allowed_maximum() const;
   // Divisions for a request of `size` bytes: the interval of log2(size) - 20, clamped to the 16 intervals (so a

@@ -55,8 +55,12 @@ void CommandLine::option(const std::string& names, std::string value_name, std::
 
 void CommandLine::repeated(const std::string& names, std::string value_name, std::vector<std::string>& values,
                            std::string description) {
-  app_->add_option_function<std::string>(names, [&values](const std::string& given) { values.push_back(given); })
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // Every occurrence, one value each (a std::string option keeps only one of them, and without
+  // allow_extra_args(false) a vector option takes the operands after it too).
+  auto add = [&values](const std::vector<std::string>& given) { values.insert(values.end(), given.begin(), given.end()); };
+  app_->add_option_function<std::vector<std::string>>(names, add)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   help_lines_.push_back({help_names(names, value_name), std::move(description)});
 }
 

@@ -72,6 +72,33 @@ void write_placement(JsonWriter& json, const report::DevicePlacement& placement)
   json.end_object();
 }
 
+// What the allocator model says each remedy would have done for the failing request (report/oom_whatif.h).
+void write_whatif(JsonWriter& json, const report::OomFailure& failure) {
+  if (!failure.whatif) {
+    json.null("whatif");
+    json.optional_string("whatif_missing", failure.whatif_missing);
+    return;
+  }
+  const report::OomWhatif& w = *failure.whatif;
+  json.begin_object("whatif");
+  json.number("request", w.request);
+  json.number("size_bytes", w.size);
+  json.number("device_memory_bytes", w.device_memory);
+  json.number("other_memory_bytes", w.other_memory);
+  json.begin_array("outcomes");
+  for (const report::OomRemedyOutcome& o : w.outcomes) {
+    json.begin_object();
+    json.string("setting", o.setting);
+    json.boolean("fits", !o.fails_at);
+    json.optional_number("fails_at_request", o.fails_at);
+    json.number("peak_reserved_bytes", o.peak_reserved);
+    json.number("live_bytes", o.live_bytes);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+}
+
 // What `oom --json` adds to the contract's keys: the evidence and the live set.
 void write_evidence(JsonWriter& json, const report::OomFailure& failure, const report::Stacks& stacks) {
   json.number("held_bytes", failure.held_bytes);
@@ -100,6 +127,7 @@ void write_evidence(JsonWriter& json, const report::OomFailure& failure, const r
   else
     json.null("cache_remedy");
   write_breakdown(json, failure.breakdown);
+  write_whatif(json, failure);
   json.begin_array("live_set");
   for (const report::LiveSite& site : failure.live_set) {
     json.begin_object();

@@ -2,6 +2,7 @@
 #include "analyzer/render/json_sections.h"
 #include "analyzer/render/renderers.h"
 #include "analyzer/render/overloaded.h"
+#include "analyzer/render/whatif_renderers.h"
 
 namespace gpumemtrace::render {
 
@@ -48,6 +49,13 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
                    json.end_object();
                    write_phases(json, r.phases, stacks);
                    write_moments(json, r.moments, stacks);
+                   if (r.whatif) {
+                     fmt::memory_buffer whatif;
+                     render_whatif_json(*r.whatif, whatif);
+                     json.raw("whatif", std::string_view(whatif.data(), whatif.size() - 1));  // less its newline
+                   } else {
+                     json.null("whatif");
+                   }
                  },
              },
              report.body);

@@ -41,6 +41,8 @@ void render_whatif_json(const report::WhatifModel& model, fmt::memory_buffer& ou
         json.number("request", o.out_of_memory->request);
         json.number("size_bytes", o.out_of_memory->size);
         json.number("stream", o.out_of_memory->stream);
+        json.optional_number("time_ns", o.out_of_memory->time_ns);
+        json.optional_string("phase", o.out_of_memory->phase);
         json.begin_array("stack");
         for (const std::string& frame : o.out_of_memory->stack) json.string({}, frame);
         json.end_array();

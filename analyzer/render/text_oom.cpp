@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "analyzer/render/text_parts.h"
 #include "analyzer/render/text_sections.h"
 #include "analyzer/report/stack_text.h"
@@ -51,6 +53,35 @@ void append_breakdown(fmt::memory_buffer& out, const report::DeviceBreakdown& b)
   for (const std::string& unseen : b.unseen) fmt::format_to(o, "    not seen: {}\n", unseen);
 }
 
+// "expandable_segments=True: this request fits: peak reserved 13.1 GiB instead of 14.9 GiB", a line each.
+void append_whatif(fmt::memory_buffer& out, const report::OomFailure& failure) {
+  auto o = fmt::appender(out);
+  if (!failure.whatif) {
+    if (!failure.whatif_missing.empty())
+      fmt::format_to(o, "  what-if: none: {}\n", terminal_text(failure.whatif_missing));
+    return;
+  }
+  const report::OomWhatif& w = *failure.whatif;
+  const report::OomRemedyOutcome& recorded = w.outcomes.at(0);
+  uint64_t room = w.device_memory - std::min(w.device_memory, w.other_memory);
+  fmt::format_to(o, "  what-if (PyTorch's history replayed by the allocator model up to this request, #{} of {}, on {} "
+                 "with {} held by others; docs/whatif.md):\n",
+                 w.request, format_exact_size(w.size), format_size(w.device_memory), format_size(w.other_memory));
+  for (const report::OomRemedyOutcome& r : w.outcomes) {
+    fmt::format_to(o, "    {}: ", r.setting);
+    if (!r.fails_at)
+      fmt::format_to(o, "this request fits: peak reserved {}{}\n", format_size(r.peak_reserved),
+                     &r == &recorded ? " (the model does not reproduce the failure)"
+                                     : " instead of " + format_size(recorded.peak_reserved));
+    else if (*r.fails_at == w.request)
+      fmt::format_to(o, "{}: live tensors and the request need {} of the {} the device had for the allocator\n",
+                     &r == &recorded ? "fails at this request, as recorded" : "would still fail",
+                     format_size(r.live_bytes), format_size(room));
+    else
+      fmt::format_to(o, "fails earlier, at request #{}\n", *r.fails_at);
+  }
+}
+
 void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, const report::Stacks& stacks,
                    size_t top) {
   auto o = fmt::appender(out);
@@ -68,6 +99,7 @@ void append_detail(fmt::memory_buffer& out, const report::OomFailure& failure, c
                    format_size(pool.used_bytes));
   fmt::format_to(o, "  verdict: {}: {}\n  remedy: {}\n", report::verdict_name(failure.verdict),
                  terminal_text(failure.finding), terminal_text(failure.remedy));
+  append_whatif(out, failure);
   if (!failure.has_detail) {
     fmt::format_to(o, "  (the live set is kept for the first failures only)\n");
     return;

@@ -34,8 +34,9 @@ void render_whatif_text(const report::WhatifModel& model, fmt::memory_buffer& ou
                    o.fits_in ? format_size(o.fits_in) : "-");
   for (const report::WhatifOutcome& o : model.outcomes) {
     if (!o.out_of_memory) continue;
-    fmt::format_to(to, "\n{}: out of memory at request {}: {} on stream {:#x}\n", o.name, o.out_of_memory->request,
-                   format_exact_size(o.out_of_memory->size), o.out_of_memory->stream);
+    fmt::format_to(to, "\n{}: out of memory at request {}: {} on stream {:#x}{}\n", o.name, o.out_of_memory->request,
+                   format_exact_size(o.out_of_memory->size), o.out_of_memory->stream,
+                   o.out_of_memory->phase.empty() ? "" : ", in phase " + o.out_of_memory->phase);
     for (const std::string& frame : o.out_of_memory->stack) fmt::format_to(to, "    {}\n", frame);
   }
   fmt::format_to(to, "\n");

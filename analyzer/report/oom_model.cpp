@@ -1,5 +1,7 @@
 #include "analyzer/report/oom_model.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analyzer/report/growth.h"
@@ -76,6 +78,52 @@ OomFailure failure_model(ModelInput& input, const replay::Failure& failure, cons
   return out;
 }
 
+// PyTorch's history, read when a failure first asks for it: nullptr (with why) when it cannot be.
+class HistoryOnDemand {
+ public:
+  explicit HistoryOnDemand(const analysis::TraceInfo& trace) : trace_(trace) {}
+
+  const RecordedHistory* get(std::string& why) {
+    if (!tried_) {
+      tried_ = true;
+      if (!trace_.joined || trace_.joined->snapshots.empty()) {
+        why_ = "PyTorch's history is not joined to this trace (a snapshot read alone: `gpumemtrace whatif` replays it)";
+      } else {
+        std::vector<sources::NamedSnapshot> named;
+        for (const sources::JoinedSnapshot& s : trace_.joined->snapshots) named.push_back(s.named);
+        try {
+          history_.emplace(trace_.path, named);
+        } catch (const WhatifError& error) {
+          why_ = error.what();
+        }
+      }
+    }
+    why = why_;
+    return history_ ? &*history_ : nullptr;
+  }
+
+ private:
+  const analysis::TraceInfo& trace_;
+  bool tried_ = false;
+  std::optional<RecordedHistory> history_;
+  std::string why_;
+};
+
+void add_whatif(OomFailure& out, HistoryOnDemand& history) {
+  if (!out.heaps_are_pytorch || (out.verdict != Verdict::PytorchCache && out.verdict != Verdict::Fragmentation)) return;
+  if (!out.device || out.total_bytes == 0) {
+    out.whatif_missing = "the device's memory at the failure is not in the trace";
+    return;
+  }
+  const RecordedHistory* recorded = history.get(out.whatif_missing);
+  if (!recorded) return;
+  // Everything on the device but free memory and PyTorch's segments, taken as constant.
+  uint64_t pytorch_reserved = out.heaps ? out.heaps->reserved_bytes : out.held_bytes;
+  uint64_t others = out.total_bytes - std::min(out.total_bytes, out.free_bytes + pytorch_reserved);
+  out.whatif = oom_whatif(*recorded, *out.device, out.time_ns, out.total_bytes, others);
+  if (!out.whatif) out.whatif_missing = "PyTorch's history has no oom entry for this failure";
+}
+
 }  // namespace
 
 OomModel oom_model(ModelInput& input) {
@@ -88,11 +136,14 @@ OomModel oom_model(ModelInput& input) {
   model.top = input.selection().top;
   model.failures_without_detail = replay.failures_without_detail();
   model.placement = device_placement(replay);
+  HistoryOnDemand history(input.trace());
   for (const replay::Failure& failure : replay.failures()) {
-    if (!failure.out_of_memory())
+    if (!failure.out_of_memory()) {
       ++model.other_failures;
-    else if (wanted_account(replay.accounts()[failure.account], filter))
+    } else if (wanted_account(replay.accounts()[failure.account], filter)) {
       model.failures.push_back(failure_model(input, failure, growth, pytorch));
+      add_whatif(model.failures.back(), history);
+    }
   }
   return model;
 }

@@ -11,6 +11,7 @@
 #include "analyzer/report/device_placement.h"
 #include "analyzer/report/model_input.h"
 #include "analyzer/report/oom_diagnosis.h"
+#include "analyzer/report/oom_whatif.h"
 
 namespace gpumemtrace::report {
 
@@ -51,6 +52,10 @@ struct OomFailure {
   bool heaps_are_pytorch = false;               // they are PyTorch's segments
   std::optional<CacheRemedy> cache_remedy;      // a PytorchCache verdict
   std::optional<DeviceBreakdown> breakdown;     // every byte of the device; none when its total is unknown
+  // A pytorch-cache or fragmentation verdict with PyTorch's history joined: what the allocator model says other
+  // settings would have done for this request (oom_whatif.h); else, for such a verdict, why there is none.
+  std::optional<OomWhatif> whatif;
+  std::string whatif_missing;
 
   bool has_detail = false;         // the replay kept the live set (the first failures only)
   std::vector<LiveSite> live_set;  // largest first, at least --min-size

@@ -15,7 +15,16 @@ FragmentationReport fragmentation_report(ModelInput& input) { return {fragmentat
 TimelineReport timeline_report(ModelInput& input) { return {timeline_model(input)}; }
 PhasesReport phases_report(ModelInput& input) { return {phases_model(input)}; }
 ViewerReport viewer_report(ModelInput& input) {
-  return {summary_report(input), timeline_model(input), phases_model(input), moments_model(input)};
+  ViewerReport out{summary_report(input), timeline_model(input), phases_model(input), moments_model(input), {}};
+  if (input.trace().heaps_are_pytorch()) {
+    WhatifRequest request;
+    request.explore = true;
+    try {
+      out.whatif = whatif_report(input.trace().path, request);
+    } catch (const WhatifError&) {  // no history to replay: the page has no what-if table
+    }
+  }
+  return out;
 }
 
 const std::vector<SiteFigures>* report_sites(const ReportBody& body) {

@@ -18,6 +18,7 @@
 #include "analyzer/report/stacks.h"
 #include "analyzer/report/timeline_model.h"
 #include "analyzer/report/trace_header.h"
+#include "analyzer/report/whatif_model.h"
 
 namespace gpumemtrace::report {
 
@@ -61,13 +62,14 @@ struct PhasesReport {
   PhasesModel phases;
 };
 
-// Everything at once, for a viewer (`gpumemtrace html`): every model, and the live sets at moments of
-// the timeline.
+// Everything at once, for a viewer (`gpumemtrace html`): every model, the live sets at moments of the timeline,
+// and when the trace has PyTorch's history, whatif under the recorded settings and --explore's grid.
 struct ViewerReport {
   SummaryReport summary;
   TimelineModel timeline;
   PhasesModel phases;
   MomentsModel moments;
+  std::optional<WhatifModel> whatif;
 };
 
 using ReportBody = std::variant<SummaryReport, PeakReport, LeaksReport, GrowthReport, OomReport,

@@ -1,14 +1,11 @@
 #include "analyzer/report/whatif_model.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <variant>
 
 #include <fmt/format.h>
 
-#include "analyzer/allocator_model/history_replay.h"
-#include "analyzer/allocator_model/recorded_settings.h"
-#include "analyzer/sources/snapshot_join_steps.h"
+#include "analyzer/analysis/analysis.h"
 #include "analyzer/sources/trace_source.h"
 #include "common/size_units.h"
 
@@ -31,19 +28,16 @@ constexpr std::string_view kExploreGrid[] = {
 // The snapshots a trace names, with the device's memory its out-of-memory records give; or the snapshot itself.
 struct Recorded {
   std::vector<sources::NamedSnapshot> named;
-  std::string trace_path;  // the snapshots' directory is its own
+  bool snapshot_alone = false;  // the path is a snapshot
   uint64_t device_total = 0;
 };
 
 Recorded read_recorded(const std::string& path) {
   Recorded out;
-  out.trace_path = path;
   sources::TraceSource source(path);
   if (source.snapshot()) {
-    sources::NamedSnapshot one;
-    one.file = std::filesystem::path(path).filename().string();
-    one.taken_ns = one.taken_wall_ns = UINT64_MAX / 2;  // its clock is its own
-    out.named.push_back(one);
+    out.named = RecordedHistory::snapshot_itself(path);
+    out.snapshot_alone = true;
     return out;
   }
   std::shared_ptr<trace::Reader> reader = source.reader();
@@ -58,31 +52,30 @@ Recorded read_recorded(const std::string& path) {
   return out;
 }
 
-// The request's stack, from the snapshot whose trace holds the entry.
-std::vector<std::string> stack_of(const pytorch::SnapshotEntry* entry,
-                                  std::span<sources::join::LoadedSnapshot> loaded) {
-  std::vector<std::string> out;
-  for (sources::join::LoadedSnapshot& s : loaded)
-    for (const std::vector<pytorch::SnapshotEntry>& trace : s.snapshot.device_traces) {
-      if (trace.empty() || entry < trace.data() || entry >= trace.data() + trace.size()) continue;
-      if (entry->frames == pytorch::kNoFrames) return out;
-      for (const pytorch::SnapshotFrame& frame : s.reader->frames(entry->frames))
-        out.push_back(frame.line != 0 ? fmt::format("{} ({}:{})", frame.name, frame.filename, frame.line)
-                                      : fmt::format("{} ({})", frame.name, frame.filename));
-      return out;
-    }
-  return out;
+// "step/forward #3": the phase instance open at `time_ns` that started last (on any thread: the innermost of its
+// thread's), or "" when none is.
+std::string phase_at(const replay::Replay& replay, uint64_t time_ns) {
+  const replay::PhaseInstance* found = nullptr;
+  for (const replay::PhaseInstance& instance : replay.phase_instances().instances()) {
+    bool open = instance.start_ns <= time_ns &&
+                (time_ns < instance.end_ns || (instance.open && time_ns == instance.end_ns));
+    if (open && (!found || instance.start_ns >= found->start_ns)) found = &instance;
+  }
+  return found ? fmt::format("{} #{}", replay.phases().path_text(found->path), found->number) : std::string();
 }
 
 class Replays {
  public:
-  Replays(std::span<const pytorch::TakenSnapshot> taken, const pytorch::JoinedHistory& history, int32_t device,
-          std::span<sources::join::LoadedSnapshot> loaded)
-      : taken_(taken), history_(history), device_(device), loaded_(loaded) {}
+  Replays(const RecordedHistory& recorded, int32_t device) : recorded_(recorded), device_(device) {}
 
-  HistoryReplay replay(const Settings& settings) const {
-    return allocator_model::replay_history(taken_, history_, device_, settings);
+  // Under the recorded settings on the recorded device: the empty_cache calls the program made are inferred from
+  // it, and taken as they are by the replays under other settings.
+  HistoryReplay replay_as_recorded(const Settings& settings) {
+    HistoryReplay r = recorded_.replay(device_, settings);
+    options_.empty_caches = r.empty_cache_entries;
+    return r;
   }
+  HistoryReplay replay(const Settings& settings) const { return recorded_.replay(device_, settings, options_); }
 
   WhatifOutcome outcome(std::string name, const Settings& settings) const {
     HistoryReplay r = replay(settings);
@@ -95,7 +88,8 @@ class Replays {
     out.device_allocs = r.counters.device_allocs;
     if (r.first_out_of_memory) {
       out.out_of_memory = WhatifOutOfMemory{r.counters.out_of_memory.front(), r.first_out_of_memory->size,
-                                            r.first_out_of_memory->stream, stack_of(r.first_out_of_memory, loaded_)};
+                                            r.first_out_of_memory->stream, recorded_.stack_of(r.first_out_of_memory),
+                                            recorded_.time_of(r.first_out_of_memory), ""};
     }
     out.fits_in = smallest_device(settings, r);
     return out;
@@ -124,21 +118,10 @@ class Replays {
     return high * allocator_model::kMiB;
   }
 
-  std::span<const pytorch::TakenSnapshot> taken_;
-  const pytorch::JoinedHistory& history_;
+  const RecordedHistory& recorded_;
   int32_t device_;
-  std::span<sources::join::LoadedSnapshot> loaded_;
+  allocator_model::HistoryReplayOptions options_;
 };
-
-// The device whose history has the most entries.
-int32_t busiest_device(const pytorch::JoinedHistory& history) {
-  std::map<int32_t, uint64_t> entries;
-  for (const pytorch::HistoryStep& step : history.steps)
-    if (step.kind == pytorch::HistoryStep::Kind::Entry) ++entries[step.device];
-  auto most = std::max_element(entries.begin(), entries.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  return most == entries.end() ? 0 : most->first;
-}
 
 }  // namespace
 
@@ -184,20 +167,11 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
   } catch (const std::exception& error) {
     throw WhatifError(error.what());
   }
-  if (recorded.named.empty())
-    throw WhatifError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
-  std::vector<std::string> unreadable;
-  std::vector<sources::join::LoadedSnapshot> loaded =
-      sources::join::load_snapshots(recorded.trace_path, recorded.named, unreadable);
-  if (loaded.empty()) throw WhatifError(unreadable.empty() ? "no snapshot could be read" : unreadable.front());
-  std::vector<pytorch::TakenSnapshot> taken;
-  for (sources::join::LoadedSnapshot& s : loaded)
-    taken.push_back({&s.snapshot, s.reader.get(), s.named.taken_ns, s.named.taken_wall_ns});
-  pytorch::JoinedHistory history = pytorch::join_histories(taken);
+  RecordedHistory history(path, recorded.named);
 
   WhatifModel model;
   model.path = path;
-  model.device = busiest_device(history);
+  model.device = history.busiest_device();
   model.memory_fraction = request.memory_fraction;
   Settings base;
   base.per_process_memory_fraction = request.memory_fraction;
@@ -209,15 +183,11 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
     model.device_memory_from = "an out-of-memory record";
   }
   if (model.device_memory != 0) base.device_memory = model.device_memory;
-  auto with_settings = std::find_if(loaded.begin(), loaded.end(), [](const auto& s) { return s.snapshot.settings; });
-  Settings recorded_settings = base;
-  if (with_settings != loaded.end()) {
-    model.alloc_conf = std::string(with_settings->snapshot.settings->alloc_conf);
-    recorded_settings = allocator_model::recorded_settings(*with_settings->snapshot.settings, base);
-  }
+  model.alloc_conf = history.alloc_conf();
+  Settings recorded_settings = history.recorded_settings(base);
 
-  Replays replays(taken, history, model.device, loaded);
-  HistoryReplay as_recorded = replays.replay(recorded_settings);
+  Replays replays(history, model.device);
+  HistoryReplay as_recorded = replays.replay_as_recorded(recorded_settings);
   model.requests = as_recorded.requests;
   model.recorded_segment_events = as_recorded.recorded.size();
   model.matched_segment_events = as_recorded.first_difference.value_or(as_recorded.recorded.size());
@@ -244,6 +214,15 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
     }
   for (const auto& [name, settings] : scenarios) model.outcomes.push_back(replays.outcome(name, settings));
   for (size_t i = 0; i < request.memories.size(); ++i) model.outcomes[1 + request.scenarios.size() + i].other_device = true;
+
+  // The phase of each request that runs out of memory, from the trace's phase records (another reading).
+  auto runs_out = [](const WhatifOutcome& o) { return o.out_of_memory.has_value(); };
+  if (!recorded.snapshot_alone && std::any_of(model.outcomes.begin(), model.outcomes.end(), runs_out)) {
+    analysis::Analysis analysis = analysis::analyze(path, {}, {}, {.join_snapshots = false});
+    for (WhatifOutcome& o : model.outcomes)
+      if (o.out_of_memory && o.out_of_memory->time_ns)
+        o.out_of_memory->phase = phase_at(*analysis.replay, *o.out_of_memory->time_ns);
+  }
 
   // The setting that fits with the least memory; when none does, what holds the memory at the peak.
   for (size_t i = 0; i < model.outcomes.size(); ++i) {

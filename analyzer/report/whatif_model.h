@@ -12,14 +12,9 @@
 #include <vector>
 
 #include "analyzer/allocator_model/settings.h"
+#include "analyzer/report/recorded_history.h"
 
 namespace gpumemtrace::report {
-
-// Why a path cannot be replayed: no PyTorch history in it or beside it, or its snapshots unreadable.
-class WhatifError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // What the command line asks.
 struct WhatifRequest {
@@ -35,6 +30,8 @@ struct WhatifOutOfMemory {
   uint64_t size = 0;     // bytes asked for
   uint64_t stream = 0;
   std::vector<std::string> stack;  // innermost first, "function (file:line)"; empty when not recorded
+  std::optional<uint64_t> time_ns;  // when it was asked for, on the trace's clock (none in a snapshot read alone)
+  std::string phase;                // the phase open then ("step/forward #3"; the innermost, on any thread), or ""
 };
 
 struct WhatifOutcome {

@@ -3,6 +3,7 @@ from before the first allocation, and the workload named by argv[1] runs. The tr
 exit; with argv[2] the snapshot is also written there. Prints {"check": "max_reserved", "value": bytes} (PyTorch's
 peak reserved) and {"check": "done", "value": true} at the end."""
 
+import contextlib
 import json
 import os
 import pickle
@@ -91,10 +92,11 @@ def adam_training():
 
 
 def memory_fraction_gc():
-    """A memory fraction of 1/32 of the device (512 MiB of 16 GiB) with garbage_collection_threshold (set by the
-    test in PYTORCH_CUDA_ALLOC_CONF): each round frees large tensors whose blocks no later request fits, so the
-    cache grows past the threshold and garbage collection releases the older cached segments."""
-    torch.cuda.set_per_process_memory_fraction(1 / 32)
+    """A memory fraction of 1/32 of the device (512 MiB of 16 GiB; ALLOCATOR_REPLAY_FRACTION sets another) with
+    garbage_collection_threshold (set by the test in PYTORCH_CUDA_ALLOC_CONF): each round frees large tensors whose
+    blocks no later request fits, so the cache grows past the threshold and garbage collection releases the older
+    cached segments."""
+    torch.cuda.set_per_process_memory_fraction(float(os.environ.get("ALLOCATOR_REPLAY_FRACTION", 1 / 32)))
     live = []
     for round_ in range(12):
         size = (22 + 6 * round_) * MiB
@@ -106,8 +108,32 @@ def memory_fraction_gc():
     del live
 
 
+def tail_waste():
+    """145 tensors of 6 MiB, in the phase "fill", 29 to a phase "batch" in it: three fill a 20 MiB segment and leave
+    2 MiB no later request fits, so a device too small for the segments runs out of memory with that much cached;
+    out of memory is caught and printed as {"check": "out_of_memory_at", "value": request}."""
+    try:
+        from gpumemtrace import phase
+    except ImportError:  # the tool's module not on PYTHONPATH
+
+        def phase(name):
+            return contextlib.nullcontext()
+
+    live = []
+    with phase("fill"):
+        try:
+            for _ in range(5):
+                with phase("batch"):
+                    for _ in range(29):
+                        live.append(torch.empty(6 * MiB, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            print(json.dumps({"check": "out_of_memory_at", "value": len(live)}), flush=True)
+    del live
+
+
 WORKLOADS = {"fragmenting_mix": fragmenting_mix, "small_tensors": small_tensors, "record_stream": record_stream,
-             "adam_training": adam_training, "memory_fraction_gc": memory_fraction_gc}
+             "adam_training": adam_training, "memory_fraction_gc": memory_fraction_gc,
+             "tail_waste": tail_waste}
 WORKLOADS[sys.argv[1]]()
 torch.cuda.synchronize()
 if len(sys.argv) > 2:

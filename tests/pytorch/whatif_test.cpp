@@ -1,6 +1,7 @@
 // gpumemtrace whatif on real PyTorch 2.14.1 runs (the workloads of allocator_replay.py on the simulated device):
-// the replay under the recorded settings gives PyTorch's own peak reserved (torch.cuda.max_memory_reserved), and
-// the prediction for expandable segments gives the peak of a real run with them.
+// the replay under the recorded settings gives PyTorch's own peak reserved (torch.cuda.max_memory_reserved), the
+// prediction for each of five other settings gives the peak of a real run with them, and on a device made too
+// small the predicted out-of-memory request is the one that failed; `oom` says what each remedy would have done.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -49,6 +50,146 @@ TEST_F(Whatif, ASmallDeviceRunsOutOfMemoryAtARequestWithItsStack) {
   ASSERT_FALSE(small["first_out_of_memory"]["stack"].empty());
   EXPECT_NE(small["first_out_of_memory"]["stack"][0].get<std::string>().find("allocator_replay.py"), std::string::npos);
   EXPECT_EQ(small["fits_in_bytes"], json["scenarios"][0]["fits_in_bytes"]);
+}
+
+// The scenario named `name` of whatif's JSON (an empty object, and a failure, when there is none).
+nlohmann::json scenario(const nlohmann::json& whatif, const std::string& name) {
+  for (const nlohmann::json& s : whatif["scenarios"])
+    if (s["name"] == name) return s;
+  ADD_FAILURE() << "no scenario " << name << " in " << whatif.dump(1);
+  return nlohmann::json::object();
+}
+
+// Four settings other than the ones recorded (besides expandable segments, above), each predicted from one recorded
+// run and compared with a real run under it: max_split_size_mb and roundup_power2_divisions on the fragmenting mix
+// (recorded with the defaults), and garbage_collection_threshold and per_process_memory_fraction on the workload with
+// a memory fraction (recorded with threshold 0.5 and fraction 1/32).
+TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
+  TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB");
+  ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
+  nlohmann::json json = report({"whatif", "--json", "--set", "max_split_size_mb=24", "--set",
+                                "roundup_power2_divisions=4", recorded.trace});
+  ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
+  struct Case {
+    std::string scenario, conf;
+  };
+  for (const Case& c : {Case{"max_split_size_mb=24", "max_split_size_mb:24"},
+                        Case{"roundup_power2_divisions=4", "roundup_power2_divisions:4"}}) {
+    SCOPED_TRACE(c.scenario);
+    TorchRun real = run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", c.conf}});
+    ASSERT_EQ(real.checks["done"], true) << describe(real.result);
+    EXPECT_NE(real.checks["max_reserved"], recorded.checks["max_reserved"]) << "the setting changes nothing here";
+    EXPECT_EQ(scenario(json, c.scenario)["peak_reserved_bytes"], real.checks["max_reserved"]);
+  }
+
+  const std::string conf = "garbage_collection_threshold:0.5,max_split_size_mb:200,roundup_power2_divisions:[32:4,>:2]";
+  TorchRun gc = run_torch(kScript, {"memory_fraction_gc"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", conf}});
+  ASSERT_EQ(gc.checks["done"], true) << describe(gc.result);
+  // The snapshot records neither the fraction nor the device: --fraction and --device give them.
+  json = report({"whatif", "--json", "--device", "16GiB", "--fraction", "0.03125", "--set",
+                 "garbage_collection_threshold=0.9", "--set", "per_process_memory_fraction=0.025", gc.trace});
+  ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
+  EXPECT_EQ(scenario(json, "recorded settings")["peak_reserved_bytes"], gc.checks["max_reserved"]);
+  TorchRun threshold = run_torch(kScript, {"memory_fraction_gc"}, "16GiB",
+                                 {{"PYTORCH_CUDA_ALLOC_CONF", "garbage_collection_threshold:0.9,max_split_size_mb:200,"
+                                                              "roundup_power2_divisions:[32:4,>:2]"}});
+  ASSERT_EQ(threshold.checks["done"], true) << describe(threshold.result);
+  EXPECT_NE(threshold.checks["max_reserved"], gc.checks["max_reserved"]) << "the setting changes nothing here";
+  EXPECT_EQ(scenario(json, "garbage_collection_threshold=0.9")["peak_reserved_bytes"], threshold.checks["max_reserved"]);
+  TorchRun fraction = run_torch(kScript, {"memory_fraction_gc"}, "16GiB",
+                                {{"PYTORCH_CUDA_ALLOC_CONF", conf}, {"ALLOCATOR_REPLAY_FRACTION", "0.025"}});
+  ASSERT_EQ(fraction.checks["done"], true) << describe(fraction.result);
+  EXPECT_NE(fraction.checks["max_reserved"], gc.checks["max_reserved"]) << "the setting changes nothing here";
+  EXPECT_EQ(scenario(json, "per_process_memory_fraction=0.025")["peak_reserved_bytes"], fraction.checks["max_reserved"]);
+}
+
+// tail_waste on a 960 MiB device: 145 tensors of 6 MiB (29 to a phase "batch" in "fill"), three to a 20 MiB
+// segment, so 48 segments hold 144 of them and the last (request 144) finds the device full with 96 MiB cached in
+// 2 MiB remainders. The model predicts that request, from the out-of-memory record's device size, and its phase;
+// with expandable segments it predicts that all fit, in 44 pages of 20 MiB, and a real run with them fits and
+// reserves that.
+TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit) {
+  TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
+  ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  EXPECT_EQ(json["device_memory_bytes"], 960 * kMiB);
+  EXPECT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
+  nlohmann::json as_recorded = scenario(json, "recorded settings");
+  ASSERT_EQ(as_recorded["out_of_memory"], true);
+  EXPECT_EQ(as_recorded["first_out_of_memory"]["request"], recorded.checks["out_of_memory_at"]);
+  EXPECT_EQ(as_recorded["first_out_of_memory"]["size_bytes"], 6 * kMiB);
+  EXPECT_EQ(as_recorded["first_out_of_memory"]["phase"], "fill/batch #5");
+
+  TorchRun expandable =
+      run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
+  ASSERT_EQ(expandable.checks["done"], true) << describe(expandable.result);
+  EXPECT_EQ(expandable.checks.count("out_of_memory_at"), 0u) << "the real run with expandable segments fits";
+  nlohmann::json predicted = scenario(json, "expandable_segments=True");
+  EXPECT_EQ(predicted["out_of_memory"], false);
+  EXPECT_EQ(predicted["peak_reserved_bytes"], expandable.checks["max_reserved"]);
+  EXPECT_EQ(expandable.checks["max_reserved"], 44 * 20 * kMiB);
+
+  // `oom` on the recorded run: each failure of request 144 (the cudaMalloc, and the one after releasing the cache)
+  // with what the remedies would have done for it: 145 tensors, 870 MiB, in 44 pages with expandable segments;
+  // 6 MiB tensors are not affected by max_split_size or by 4 divisions of the 4-8 MiB interval.
+  nlohmann::json ooms = report({"oom", "--json", recorded.trace})["ooms"];
+  ASSERT_EQ(ooms.size(), 2u) << ooms.dump(1);
+  for (nlohmann::json& oom : ooms) {
+    EXPECT_EQ(oom["verdict"], "pytorch-cache");
+    nlohmann::json& whatif = oom["whatif"];
+    ASSERT_TRUE(whatif.is_object()) << oom.dump(1);
+    EXPECT_EQ(whatif["request"], 144);
+    EXPECT_EQ(whatif["size_bytes"], 6 * kMiB);
+    EXPECT_EQ(whatif["device_memory_bytes"], 960 * kMiB);
+    EXPECT_EQ(whatif["other_memory_bytes"], 0);
+    std::vector<std::string> settings;
+    for (nlohmann::json& o : whatif["outcomes"]) {
+      settings.push_back(o["setting"].get<std::string>());
+      bool expandable_on = o["setting"].get<std::string>().starts_with("expandable");
+      EXPECT_EQ(o["fits"], expandable_on) << o.dump();
+      EXPECT_EQ(o["peak_reserved_bytes"], expandable_on ? 44 * 20 * kMiB : 960 * kMiB) << o.dump();
+      EXPECT_EQ(o["live_bytes"], 145 * 6 * kMiB) << o.dump();
+      EXPECT_EQ(o["fails_at_request"], expandable_on ? nlohmann::json() : nlohmann::json(144)) << o.dump();
+    }
+    EXPECT_EQ(settings, (std::vector<std::string>{"recorded settings", "expandable_segments=True", "max_split_size_mb=128",
+                                                  "max_split_size_mb=512", "roundup_power2_divisions=4",
+                                                  "expandable_segments=True,roundup_power2_divisions=4"}));
+  }
+  ProcessResult text = run_gpumemtrace({"oom", recorded.trace});
+  EXPECT_NE(text.out.find("    recorded settings: fails at this request, as recorded: live tensors and the request "
+                          "need 870 MiB of the 960 MiB the device had for the allocator\n"
+                          "    expandable_segments=True: this request fits: peak reserved 880 MiB instead of 960 MiB\n"
+                          "    max_split_size_mb=128: would still fail: live tensors and the request need 870 MiB of "
+                          "the 960 MiB the device had for the allocator\n"),
+            std::string::npos)
+      << text.out;
+}
+
+// `gpumemtrace html` of a trace with PyTorch's history has whatif's table (under the recorded settings and --explore's
+// grid), as Chromium shows it: the request that ran out of memory with its phase, and expandable segments fitting.
+TEST_F(Whatif, TheHtmlPageShowsTheTable) {
+  if (!file_exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!file_exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
+  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
+    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
+  std::string page = recorded.dir + "/report.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  ASSERT_EQ(browser.exit_code, 0) << browser.err;
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  const nlohmann::json& rows = seen["whatif_rows"];
+  ASSERT_EQ(rows.size(), 6u) << rows.dump();  // the recorded settings and the grid but garbage collection
+  EXPECT_EQ(rows[0][0], "recorded settings");
+  EXPECT_EQ(rows[0][1], "960 MiB");
+  EXPECT_EQ(rows[0][5], "at request 144 (6.00 MiB) in fill/batch #5");
+  EXPECT_EQ(rows[1][0], "expandable_segments=True");
+  EXPECT_EQ(rows[1][1], "880 MiB");
+  EXPECT_EQ(rows[1][5], "no");
 }
 
 TEST(WhatifCommandLine, AnUnknownSettingIsRefusedWithExit2) {

@@ -368,6 +368,30 @@ function phasesTable() {
   app.append(el('section', { id: 'phases' }, el('h2', {}, 'Phases'), table));
 }
 
+// --- what if: PyTorch's allocator under other settings (the whatif report) ------------------------------
+
+function whatifTable() {
+  const w = report.whatif;
+  if (!w) return;
+  const r = w.replay_of_recorded;
+  const table = el('table', { class: 'whatif' }, el('tr', {},
+    ...['scenario', 'peak reserved', 'peak fragmentation', 'largest free', 'cudaMalloc', 'out of memory', 'fits in'].map((h) => el('th', {}, h))));
+  for (const s of w.scenarios) {
+    const oom = s.first_out_of_memory;
+    table.append(el('tr', {}, el('td', {}, s.name), el('td', {}, formatSize(s.peak_reserved_bytes)),
+      el('td', {}, formatSize(s.peak_fragmentation_bytes)), el('td', {}, formatSize(s.largest_free_block_at_worst_bytes)),
+      el('td', {}, String(s.cuda_malloc_calls)),
+      el('td', {}, oom ? `at request ${oom.request} (${formatSize(oom.size_bytes)})${oom.phase ? ` in ${oom.phase}` : ''}` : 'no'),
+      el('td', {}, s.fits_in_bytes === null ? '-' : formatSize(s.fits_in_bytes))));
+  }
+  const verdict = w.recommended ? `Recommended: ${w.recommended}.` : `No scenario fits on the device: ${w.none_fits_because}.`;
+  app.append(el('section', { id: 'whatif' }, el('h2', {}, "What if: PyTorch's allocator under other settings"),
+    el('p', { class: 'help' }, `PyTorch's history replayed by a model of its caching allocator (PYTORCH_CUDA_ALLOC_CONF="${w.alloc_conf}"): ` +
+      `${r.matched_segment_events} of ${r.recorded_segment_events} segment events as recorded, peak reserved ` +
+      `${formatSize(r.recorded_peak_reserved_bytes)} recorded and ${formatSize(r.replayed_peak_reserved_bytes)} replayed.`),
+    table, el('p', {}, verdict)));
+}
+
 function fragmentation() {
   const devices = (report.fragmentation || []).filter((d) => (d.pools && d.pools.length) || (d.heaps && d.heaps.length));
   if (devices.length === 0) return;
@@ -392,5 +416,6 @@ liveSetPanel();
 ooms();
 siteTrees();
 phasesTable();
+whatifTable();
 fragmentation();
 view.ready = true;

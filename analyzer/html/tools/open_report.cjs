@@ -9,7 +9,8 @@
 //     --expand-all        open every collapsible tree node (the leaks, growth and OOM trees) after the clicks
 //
 // Output: {"open_ms", "console_errors": [...], "sections": [the ids of the page's sections], "timelines",
-// "flame_frames", "expanded" (with --expand-all: the tree nodes opened, the deepest nesting of them),
+// "flame_frames", "whatif_rows" (the cells of the what-if table, a row each), "expanded" (with --expand-all: the
+// tree nodes opened, the deepest nesting of them),
 // "clicks": [{"time_ns",
 // "ns_per_pixel", "clicked_ns" (the time the page took the click for: within a pixel of time_ns),
 // "live_bytes", "moment_ns", "start_ns", "end_ns", "rows": [{"bytes", "allocations", "where"}],
@@ -95,6 +96,8 @@ async function main() {
       sections: await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => s.id)),
       timelines: await page.locator('.timeline canvas').count(),
       flame_frames: await page.locator('#liveset .flame svg g rect').count(),
+      whatif_rows: await page.evaluate(() =>
+        [...document.querySelectorAll('#whatif table tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent))),
       initial: await liveSet(page),
       clicks: [],
     };
