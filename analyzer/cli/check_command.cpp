@@ -75,7 +75,7 @@ int check(std::span<const std::string> args) {
   line.option("--max-growth", "SIZE", max_growth, "the most the growing stacks of a device may have grown (see growth)");
   line.option("--max-ooms", "N", max_ooms, "the most out-of-memory failures a device may have");
   line.option("--max-forecast-steps", "N", max_forecast_steps,
-              "fail when a device is forecast to run out of memory within N steps of the last one seen (see summary)");
+              "fail when a device is forecast to run out of memory within N steps (see summary)");
   line.option("--device", "N", device, "check device N only");
   line.option("--baseline", "FILE", baseline, "the peak and leaks may not exceed this baseline's (gpumemtrace baseline)");
   line.option("--tolerance", "PCT|SIZE", tolerance, "how much above the baseline still passes: 5% or 64MiB (default 0)");
