@@ -24,12 +24,13 @@ constexpr std::string_view kHelp =
     "\n"
     "Holds a trace, or every trace in a directory (one per rank or process), against GPU memory budgets,\n"
     "per device and rank: the peak of device memory, the bytes leaked (still allocated at a normal exit),\n"
-    "the growth of the stacks that kept growing, the out-of-memory failures; and, with --baseline, the\n"
-    "peak and leaks of a committed baseline (gpumemtrace baseline) plus a tolerance, naming the stacks\n"
-    "that grew most. Prints one line per exceeded limit, then a line with the counts; for a directory,\n"
-    "also the per-rank table and the rank that holds the most. SIZE is bytes or 512MiB, 6GiB, 1.5GB (K, M,\n"
-    "G, T are binary: GB = GiB); PCT is a percentage of the baseline's figure, like 5%. --from and --to\n"
-    "check what was allocated in a window of the run only; its leaks are what it still held at --to.\n";
+    "the growth of the stacks that kept growing, the out-of-memory failures, the steps until a device is\n"
+    "forecast to run out of memory (see summary); and, with --baseline, the peak and leaks of a committed\n"
+    "baseline (gpumemtrace baseline) plus a tolerance, naming the stacks that grew most. Prints one line\n"
+    "per exceeded limit, then a line with the counts; for a directory, also the per-rank table and the rank\n"
+    "that holds the most. SIZE is bytes or 512MiB, 6GiB, 1.5GB (K, M, G, T are binary: GB = GiB); PCT is a\n"
+    "percentage of the baseline's figure, like 5%. --from and --to check what was allocated in a window of\n"
+    "the run only; its leaks are what it still held at --to.\n";
 
 // check's own exit status: CI tells "over budget" (1) from "could not check" (2, 3).
 constexpr std::string_view kCheckExitStatus =
@@ -66,13 +67,15 @@ report::Tolerance tolerance_option(const std::string& value) {
 
 int check(std::span<const std::string> args) {
   CommandLine line(kHelp, kCheckExitStatus);
-  std::optional<std::string> max_peak, max_leak, max_ooms, max_growth, device, baseline, tolerance, junit, top, from, to;
+  std::optional<std::string> max_peak, max_leak, max_ooms, max_growth, max_forecast_steps, device, baseline, tolerance, junit, top, from, to;
   bool json = false;
   std::string path;
   line.option("--max-peak", "SIZE", max_peak, "the most device memory any device may have held at once");
   line.option("--max-leak", "SIZE", max_leak, "the most device memory any device may still hold at a normal exit");
   line.option("--max-growth", "SIZE", max_growth, "the most the growing stacks of a device may have grown (see growth)");
   line.option("--max-ooms", "N", max_ooms, "the most out-of-memory failures a device may have");
+  line.option("--max-forecast-steps", "N", max_forecast_steps,
+              "fail when a device is forecast to run out of memory within N steps (see summary)");
   line.option("--device", "N", device, "check device N only");
   line.option("--baseline", "FILE", baseline, "the peak and leaks may not exceed this baseline's (gpumemtrace baseline)");
   line.option("--tolerance", "PCT|SIZE", tolerance, "how much above the baseline still passes: 5% or 64MiB (default 0)");
@@ -88,6 +91,8 @@ int check(std::span<const std::string> args) {
   if (max_leak) options.limits.max_leak = size_option("--max-leak", max_leak);
   if (max_growth) options.limits.max_growth = size_option("--max-growth", max_growth);
   if (max_ooms) options.limits.max_ooms = parse_count("--max-ooms", *max_ooms, 1'000'000'000);
+  if (max_forecast_steps)
+    options.limits.max_forecast_steps = parse_count("--max-forecast-steps", *max_forecast_steps, 1'000'000'000'000);
   if (device) options.device = static_cast<int32_t>(parse_count("--device", *device, INT32_MAX - 1));
   if (top) options.top_stacks = parse_count("--top", *top, 1'000'000);
   TimeWindow window = parse_time_window(from, to);
@@ -96,8 +101,9 @@ int check(std::span<const std::string> args) {
   replay.selection.to_ns = window.to_ns;
   if (tolerance && !baseline) throw UsageError("--tolerance needs --baseline");
   if (tolerance) options.tolerance = tolerance_option(*tolerance);
-  if (!max_peak && !max_leak && !max_growth && !max_ooms && !baseline)
-    throw UsageError("nothing to check: give --max-peak, --max-leak, --max-growth, --max-ooms or --baseline");
+  if (!max_peak && !max_leak && !max_growth && !max_ooms && !max_forecast_steps && !baseline)
+    throw UsageError(
+        "nothing to check: give --max-peak, --max-leak, --max-growth, --max-ooms, --max-forecast-steps or --baseline");
 
   std::vector<report::RunProfile> baseline_runs, runs;
   try {

@@ -12,7 +12,9 @@ constexpr std::string_view kHelp =
     "One page about a trace: per device the peak of device memory (when, and how many allocations were\n"
     "live), what was still allocated at exit, the counts; managed and pinned host memory apart; the\n"
     "largest stacks at the peak, the leaks, the stacks that kept growing, the out-of-memory failures with\n"
-    "their verdict, and fragmentation where the trace knows it. Sizes are the bytes the program asked for.\n"
+    "their verdict, fragmentation where the trace knows it, and the forecast: from the steps seen (the\n"
+    "instances of the most repeated phase, else time slices), whether and at which step a device runs out\n"
+    "of memory, and the stacks that keep memory per step. Sizes are the bytes the program asked for.\n"
     "The other commands (peak, leaks, growth, oom, fragmentation, timeline) show each part in detail.\n"
     "Where the program's own allocator reported its heaps (annotate.h, the NVTX memory extension), the\n"
     "blocks it handed out count in place of the segments that hold them: --view reserved counts the driver's\n"
@@ -32,6 +34,6 @@ int summary_main(std::span<const std::string> args) {
 }  // namespace
 
 extern const Command summary_command;
-const Command summary_command{"summary", "peak, leaks, growth, OOMs and fragmentation of a trace", summary_main};
+const Command summary_command{"summary", "peak, leaks, growth, OOMs, fragmentation and the forecast of a trace", summary_main};
 
 }  // namespace gpumemtrace::cli

@@ -20,6 +20,7 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
                    write_growth(json, r.growth, stacks, false);
                    write_ooms(json, r.ooms, stacks, false);
                    write_fragmentation(json, "fragmentation", r.fragmentation);
+                   write_forecast(json, r.forecast, stacks);
                  },
                  [&](const report::PeakReport& r) {
                    write_accounts(json, r.accounts);
@@ -44,6 +45,7 @@ void render_json(const report::Report& report, const RenderOptions&, fmt::memory
                    write_growth(json, r.summary.growth, stacks, true);
                    write_ooms(json, r.summary.ooms, stacks, true);
                    write_fragmentation(json, "fragmentation", r.summary.fragmentation);
+                   write_forecast(json, r.summary.forecast, stacks);
                    json.begin_object("timeline");
                    write_timeline(json, r.timeline);
                    json.end_object();

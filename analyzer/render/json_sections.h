@@ -31,6 +31,8 @@ void write_ooms(JsonWriter& json, const report::OomModel& ooms, const report::St
 void write_fragmentation(JsonWriter& json, std::string_view key, const report::FragmentationModel& fragmentation);
 // "start_ns", "window_ns", "series"
 void write_timeline(JsonWriter& json, const report::TimelineModel& timeline);
+// "forecast": {"phase", "min_steps", "devices": [...]}
+void write_forecast(JsonWriter& json, const report::ForecastModel& forecast, const report::Stacks& stacks);
 void write_phases(JsonWriter& json, const report::PhasesModel& phases, const report::Stacks& stacks);  // "phases"
 // "moments": {"accounts": [...], "stacks": {ID: [FRAME]}}
 void write_moments(JsonWriter& json, const report::MomentsModel& moments, const report::Stacks& stacks);

@@ -20,6 +20,7 @@ void render_text(const report::Report& report, const RenderOptions& options, fmt
                    append_growth(out, r.growth, stacks, false);
                    append_ooms(out, r.ooms, stacks, false);
                    append_fragmentation(out, r.fragmentation, false);
+                   append_forecast(out, r.forecast, stacks);
                  },
                  [&](const report::PeakReport& r) { append_peak(out, r.peak, stacks, true); },
                  [&](const report::LeaksReport& r) { append_leaks(out, r.leaks, stacks, true); },
@@ -35,6 +36,7 @@ void render_text(const report::Report& report, const RenderOptions& options, fmt
                    append_growth(out, r.summary.growth, stacks, false);
                    append_ooms(out, r.summary.ooms, stacks, false);
                    append_fragmentation(out, r.summary.fragmentation, false);
+                   append_forecast(out, r.summary.forecast, stacks);
                    append_timeline(out, r.timeline, options.columns);
                    append_phases(out, r.phases, stacks);
                  },

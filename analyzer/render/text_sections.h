@@ -24,6 +24,8 @@ void append_growth(fmt::memory_buffer& out, const report::GrowthModel& growth, c
                    bool detailed);
 void append_ooms(fmt::memory_buffer& out, const report::OomModel& ooms, const report::Stacks& stacks, bool detailed);
 void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationModel& fragmentation, bool detailed);
+// The forecast of each device, with the stacks that grow.
+void append_forecast(fmt::memory_buffer& out, const report::ForecastModel& forecast, const report::Stacks& stacks);
 void append_phases(fmt::memory_buffer& out, const report::PhasesModel& phases, const report::Stacks& stacks);
 // The chart `columns` wide, labels included.
 void append_timeline(fmt::memory_buffer& out, const report::TimelineModel& timeline, uint32_t columns);

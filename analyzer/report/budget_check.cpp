@@ -28,6 +28,15 @@ void check_limits(const DeviceProfile& device, const Limits& limits, CheckResult
   add(CheckKind::MaxLeak, limits.max_leak, device.leaked_bytes);
   add(CheckKind::MaxGrowth, limits.max_growth, device.growth_bytes.value_or(0));
   add(CheckKind::MaxOoms, limits.max_ooms, device.out_of_memory);
+  if (limits.max_forecast_steps) {
+    CheckResult result = base;
+    result.kind = CheckKind::MaxForecastSteps;
+    result.limit = *limits.max_forecast_steps;
+    result.forecast_oom_step = device.forecast_oom_step;
+    if (device.forecast_oom_step) result.measured = *device.forecast_oom_step - device.forecast_last_step;
+    result.passed = !device.forecast_oom_step || result.measured > result.limit;
+    out.push_back(std::move(result));
+  }
 }
 
 // The checks of one device against its baseline (nullptr: the baseline run did not use the device).
@@ -64,6 +73,7 @@ std::string_view check_name(CheckKind kind) {
     case CheckKind::MaxLeak: return "max-leak";
     case CheckKind::MaxGrowth: return "max-growth";
     case CheckKind::MaxOoms: return "max-ooms";
+    case CheckKind::MaxForecastSteps: return "max-forecast-steps";
     case CheckKind::BaselinePeak: return "baseline-peak";
     case CheckKind::BaselineLeak: return "baseline-leak";
     case CheckKind::BaselineRank: return "baseline-rank";

@@ -21,6 +21,7 @@ struct Limits {
   std::optional<uint64_t> max_leak;    // bytes
   std::optional<uint64_t> max_growth;  // bytes
   std::optional<uint64_t> max_ooms;    // out-of-memory failures
+  std::optional<uint64_t> max_forecast_steps;  // fails when an out-of-memory failure is forecast within so many steps
 };
 
 // How much a figure may exceed its baseline: a share of the baseline figure ("5%") or bytes ("64MiB").
@@ -41,11 +42,13 @@ struct CheckOptions {
 
 enum class CheckKind : uint8_t {
   MaxPeak, MaxLeak, MaxGrowth, MaxOoms,
+  MaxForecastSteps,            // measured: the steps from the last one seen to the forecast failure
   BaselinePeak, BaselineLeak,  // the figure may exceed the baseline's by the tolerance
   BaselineRank,                // a rank (trace) of the baseline that the run does not have
 };
 
-// "max-peak", "max-leak", "max-growth", "max-ooms", "baseline-peak", "baseline-leak", "baseline-rank".
+// "max-peak", "max-leak", "max-growth", "max-ooms", "max-forecast-steps", "baseline-peak", "baseline-leak",
+// "baseline-rank".
 std::string_view check_name(CheckKind kind);
 
 struct CheckResult {
@@ -55,6 +58,7 @@ struct CheckResult {
   uint64_t limit = 0;             // bytes (a count for max-ooms); baseline + allowance for baseline checks
   uint64_t measured = 0;
   std::optional<uint64_t> baseline;  // the baseline's figure, for the baseline checks
+  std::optional<uint64_t> forecast_oom_step;  // max-forecast-steps: the step of the forecast failure; none: none
   bool passed = true;
   std::string source;                // the trace (or nothing for baseline-rank)
   std::vector<StackChange> stacks;   // a failed baseline check: the stacks that grew most, at most top_stacks

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "analyzer/report/forecast.h"
+
 namespace gpumemtrace::report {
 
 namespace {
@@ -37,10 +39,7 @@ GrowthWindows choose_growth_windows(const replay::Replay& replay, const Selectio
       throw SelectionError(fmt::format("--phase {}: growth needs at least 3 instances, the trace has {}",
                                        *selection.growth_phase, instances.windows(chosen)));
   } else if (!selection.growth_time_slices) {
-    for (replay::PathId path = 1; path < phases.path_count(); ++path)
-      if (phases.parent(path) == replay::kNoPhase && instances.windows(path) >= 3 &&
-          (chosen == replay::kNoPhase || instances.windows(path) > instances.windows(chosen)))
-        chosen = path;
+    chosen = most_repeated_phase(replay).value_or(replay::kNoPhase);
   }
   GrowthWindows out;
   if (chosen == replay::kNoPhase) return out;

@@ -4,7 +4,8 @@ namespace gpumemtrace::report {
 
 SummaryReport summary_report(ModelInput& input) {
   return {accounts_model(input, true), peak_model(input),  leaks_model(input),
-          growth_model(input),   oom_model(input),   fragmentation_model(input)};
+          growth_model(input),   oom_model(input),   fragmentation_model(input),
+          forecast_model(input)};
 }
 
 PeakReport peak_report(ModelInput& input) { return {accounts_model(input), peak_model(input)}; }

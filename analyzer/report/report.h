@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "analyzer/report/accounts_model.h"
+#include "analyzer/report/forecast_model.h"
 #include "analyzer/report/fragmentation_model.h"
 #include "analyzer/report/growth_model.h"
 #include "analyzer/report/leaks_model.h"
@@ -30,6 +31,7 @@ struct SummaryReport {
   GrowthModel growth;
   OomModel ooms;
   FragmentationModel fragmentation;
+  ForecastModel forecast;
 };
 
 struct PeakReport {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analyzer/report/forecast.h"
 #include "analyzer/report/growth.h"
 #include "analyzer/report/oom_diagnosis.h"
 #include "analyzer/report/stack_text.h"
@@ -69,6 +70,12 @@ RunProfile run_profile(const analysis::Analysis& analysis, const SymbolizeStack&
     device.frees = account.frees;
     device.failed_allocations = account.failed_allocations;
     device.growth_bytes = growth[id];
+    bool by_phase = false;
+    DeviceForecast forecast =
+        forecast_steps(account.device, device_steps(replay, account.device, most_repeated_phase(replay), &by_phase),
+                       usable_memory(replay, account.device));
+    if (forecast.verdict == ForecastVerdict::OutOfMemory) device.forecast_oom_step = forecast.oom_step;
+    device.forecast_last_step = forecast.last_step;
   }
   for (const replay::Failure& failure : replay.failures()) {
     if (!failure.out_of_memory() || !devices.contains(failure.device)) continue;

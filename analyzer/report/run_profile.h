@@ -47,6 +47,10 @@ struct DeviceProfile {
                                              // depends on timing, so a baseline does not keep it)
   std::vector<StackBytes> stacks_at_peak;    // largest first, then by signature; equal signatures merged
   std::optional<OomFigures> first_out_of_memory;  // not stored in a baseline (timing)
+  // The forecast (forecast.h) over the steps of the most repeated top-level phase, else the timeline's slices:
+  // the step it runs out of memory at, when it does, and the last step seen. From a trace only.
+  std::optional<uint64_t> forecast_oom_step;
+  uint64_t forecast_last_step = 0;
 };
 
 struct RunProfile {

@@ -304,6 +304,40 @@ function liveSetPanel() {
   showMoment(account, highest);
 }
 
+// --- forecast ------------------------------------------------------------------------------------------
+
+function stepText(step) {
+  return Number(step).toLocaleString('en');
+}
+
+// The forecast of each device (docs/reports.md, "Forecast"), with the stacks that keep memory per step.
+function forecast() {
+  const f = report.forecast;
+  if (!f || !f.devices || f.devices.length === 0) return;
+  const section = el('section', { id: 'forecast' }, el('h2', {}, 'Forecast'),
+    el('p', { class: 'help' }, f.phase ? `A step is an instance of phase ${f.phase}.` : 'A step is a slice of the timeline.'));
+  for (const d of f.devices) {
+    let text;
+    if (d.verdict === 'too-few-steps') text = `no forecast yet: ${d.steps} steps ended, it needs ${f.min_steps}`;
+    else if (d.verdict === 'stable')
+      text = `memory is stable after step ${stepText(d.stable_after_step)}: no step of the ${stepText(d.steps)} seen held more than ${formatSize(d.stable_peak_bytes)}`;
+    else if (d.verdict === 'growing')
+      text = `its peak grows ${formatSize(Math.round(d.bytes_per_step))} per step; its memory is not known, so no step is named`;
+    else {
+      const range = d.oom_step_latest === null ? `step ${stepText(d.oom_step_earliest)} at the earliest, no latest`
+        : d.oom_step_earliest === d.oom_step_latest ? 'exactly' : `steps ${stepText(d.oom_step_earliest)} to ${stepText(d.oom_step_latest)}`;
+      text = `at this rate it runs out of memory at step ${stepText(d.oom_step)} (${range}; in ${formatTime(d.oom_in_ns)}): ` +
+        `its peak grows ${formatSize(Math.round(d.bytes_per_step))} per step, of ${formatSize(d.usable_bytes)} it can use`;
+    }
+    const card = el('div', { class: `forecast verdict-${d.verdict}` }, el('h3', {}, `${accountName(d.device, 'device')}: `, text));
+    if (d.stacks.length)
+      card.append(el('ul', {}, ...d.stacks.map((s) =>
+        el('li', {}, `keeps ${formatSize(Math.round(s.bytes_per_step))} per step: `, el('code', {}, compactStack(s.stack))))));
+    section.append(card);
+  }
+  app.append(section);
+}
+
 // --- out-of-memory failures ----------------------------------------------------------------------------
 
 function ooms() {
@@ -411,6 +445,7 @@ function fragmentation() {
 }
 
 header();
+forecast();
 timelines();
 liveSetPanel();
 ooms();

@@ -8,9 +8,10 @@
 //     --width N, --height N  the window's size in CSS pixels (default 1280 x 900)
 //     --expand-all        open every collapsible tree node (the leaks, growth and OOM trees) after the clicks
 //
-// Output: {"open_ms", "console_errors": [...], "sections": [the ids of the page's sections], "timelines",
-// "flame_frames", "whatif_rows" (the cells of the what-if table, a row each), "expanded" (with --expand-all: the
-// tree nodes opened, the deepest nesting of them),
+// Output: {"open_ms", "console_errors": [...], "sections": [the ids of the page's sections], "forecast": [the
+// text of each device's forecast, then of each stack it names], "timelines", "flame_frames", "whatif_rows" (the
+// cells of the what-if table, a row each), "expanded" (with --expand-all: the tree nodes opened, the deepest
+// nesting of them),
 // "clicks": [{"time_ns",
 // "ns_per_pixel", "clicked_ns" (the time the page took the click for: within a pixel of time_ns),
 // "live_bytes", "moment_ns", "start_ns", "end_ns", "rows": [{"bytes", "allocations", "where"}],
@@ -94,6 +95,7 @@ async function main() {
       open_ms: openMs,
       console_errors: consoleErrors,
       sections: await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => s.id)),
+      forecast: await page.evaluate(() => [...document.querySelectorAll('#forecast h3, #forecast li')].map((e) => e.textContent)),
       timelines: await page.locator('.timeline canvas').count(),
       flame_frames: await page.locator('#liveset .flame svg g rect').count(),
       whatif_rows: await page.evaluate(() =>

@@ -36,7 +36,9 @@ void json_check(const report::CheckModel& model, fmt::memory_buffer& out) {
       else json.null("device");
       json.boolean("passed", result.passed);
       json.number("limit", result.limit);
-      json.number("measured", result.measured);
+      bool forecast = result.kind == report::CheckKind::MaxForecastSteps;
+      if (forecast && !result.forecast_oom_step) json.null("measured");
+      else json.number("measured", result.measured);
       json.optional_number("baseline", result.baseline);
       json.string("message", check_message(result));
       json.optional_string("trace", result.source);

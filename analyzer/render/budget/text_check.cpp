@@ -31,6 +31,11 @@ std::string check_message(const report::CheckResult& result) {
   std::string place = where(result);
   std::string head = place.empty() ? name : name + " " + place;
   if (result.kind == report::CheckKind::BaselineRank) return head + ": in the baseline, but no trace of it was given";
+  if (result.kind == report::CheckKind::MaxForecastSteps) {
+    if (!result.forecast_oom_step) return head + ": no out-of-memory failure is forecast";
+    return fmt::format("{}: out of memory forecast in {} steps (at step {}), {} the limit of {}", head, result.measured,
+                       *result.forecast_oom_step, result.passed ? "beyond" : "within", result.limit);
+  }
   std::string relation = result.passed ? "<=" : ">";
   if (result.baseline)
     return fmt::format("{}: {} {} baseline {} + tolerance = {}", head, figure(result, result.measured), relation,

@@ -194,5 +194,30 @@ TEST(HtmlDeepStack, IsFoldedAndThePageStaysWhole) {
   EXPECT_GT(seen["expanded"]["height"].get<int>(), 0);
 }
 
+// The forecast of a loop that keeps 4 MiB per step on a 1 GiB device (tests/analyzer/report/forecast_test.cpp),
+// as the page says it.
+TEST(HtmlForecast, SaysTheStepAndTheStackThatKeepsMemory) {
+  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
+  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
+    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  TracedRun run = run_traced("report_prog_steps", {"23", "4", "32"}, {{"GPUMEMTRACE_SIM_MEMORY", "1GiB"}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  std::string page = run.dir + "/steps.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, run.trace});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  ASSERT_EQ(browser.exit_code, 0) << browser.err;
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  ASSERT_EQ(seen["forecast"].size(), 2u) << seen.dump();
+  std::string device = seen["forecast"][0];
+  EXPECT_TRUE(device.starts_with("device 0: at this rate it runs out of memory at step 233 (exactly; in ")) << device;
+  EXPECT_TRUE(device.ends_with(": its peak grows 4.00 MiB per step, of 1.00 GiB it can use")) << device;
+  std::string stack = seen["forecast"][1];
+  EXPECT_TRUE(stack.starts_with("keeps 4.00 MiB per step: allocate (step_workload.cpp:")) << stack;
+  EXPECT_NE(stack.find("← keep_for_logging (step_workload.cpp:"), std::string::npos) << stack;
+}
+
 }  // namespace
 }  // namespace gpumemtrace::test

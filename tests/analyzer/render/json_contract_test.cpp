@@ -60,7 +60,8 @@ class SummaryJson : public testing::Test {
 
 TEST_F(SummaryJson, HasTheContractsMembersInOrder) {
   EXPECT_EQ(keys_of(json_), (std::vector<std::string>{"trace", "view", "devices", "managed", "host_pinned", "peak",
-                                                      "leaks", "growth", "growth_windows", "ooms", "fragmentation"}));
+                                                      "leaks", "growth", "growth_windows", "ooms", "fragmentation",
+                                                      "forecast"}));
   EXPECT_EQ(json_["view"], "reserved");  // no heaps: both views are the same
   EXPECT_EQ(json_["trace"], (Json{{"path", path_}, {"pid", 4242}, {"command", "python3 train.py"}, {"complete", true},
                                   {"events", 7}}));
@@ -149,6 +150,31 @@ TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
   EXPECT_EQ(device["failures"][0]["fits_free_plus_unused"], false);
   EXPECT_TRUE(device["failures"][0]["largest_free_block_bytes"].is_null());
   EXPECT_TRUE(device["failures"][0]["fits_largest_free_block"].is_null()) << "no heaps";
+}
+
+// Its figures are tested in tests/analyzer/report/forecast_test.cpp; here its members. The trace's 6 events, 1 µs
+// apart, are too few time slices for a forecast. The usable memory comes from the failure: 1 GiB free and the
+// 10 MiB the process held then.
+TEST_F(SummaryJson, HasTheForecastOfEachDevice) {
+  const Json& forecast = json_["forecast"];
+  EXPECT_EQ(keys_of(forecast), (std::vector<std::string>{"phase", "min_steps", "devices"}));
+  EXPECT_TRUE(forecast["phase"].is_null());
+  EXPECT_EQ(forecast["min_steps"], 8);
+  ASSERT_EQ(forecast["devices"].size(), 1u);
+  const Json& device = forecast["devices"][0];
+  EXPECT_EQ(keys_of(device),
+            (std::vector<std::string>{"device", "verdict", "steps", "last_step", "fit_first_step", "step_ns",
+                                      "bytes_per_step", "bytes_per_step_error", "residual_bytes", "last_peak_bytes",
+                                      "usable_bytes", "usable_from", "oom_step", "oom_step_earliest", "oom_step_latest",
+                                      "oom_in_ns", "stable_after_step", "stable_peak_bytes", "stacks"}));
+  EXPECT_EQ(device["device"], 0);
+  EXPECT_EQ(device["verdict"], "too-few-steps");
+  EXPECT_EQ(device["steps"], 7);
+  EXPECT_TRUE(device["fit_first_step"].is_null());
+  EXPECT_EQ(device["usable_bytes"], 1034 * kMiB);
+  EXPECT_EQ(device["usable_from"], "out-of-memory");
+  EXPECT_TRUE(device["oom_step"].is_null());
+  EXPECT_EQ(device["stacks"], Json::array());
 }
 
 TEST_F(SummaryJson, OomJsonHasTheSameVerdictAndTheEvidence) {
