@@ -2,8 +2,10 @@
 // Runs CMD with the tracer preloaded (or, with --inject, named by CUDA_INJECTION64_PATH) and exits as CMD
 // did. The environment is the tracer's contract: LD_PRELOAD or CUDA_INJECTION64_PATH, GPUMEMTRACE_ROOT_PID,
 // GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, and GPUMEMTRACE_CUPTI with --cupti.
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "analyzer/cli/child_process.h"
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/top_command.h"
 #include "analyzer/cli/tracer_layout.h"
 #include "common/clock.h"
 #include "common/output_pattern.h"
@@ -26,8 +29,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kHelp =
-    "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--]\n"
-    "                       CMD [ARGS...]\n"
+    "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--top]\n"
+    "                       [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
     "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
@@ -42,7 +45,10 @@ constexpr std::string_view kHelp =
     "--cupti adds NVIDIA's CUPTI to the preloaded hooks: memory-pool sizes and release thresholds, and\n"
     "allocations the hooks cannot see. --inject traces through CUPTI alone, without LD_PRELOAD: the CUDA\n"
     "driver loads the tracer at cuInit (CUDA_INJECTION64_PATH); the simulated device does not. Without a\n"
-    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (docs/cupti.md: modes).\n";
+    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (docs/cupti.md: modes).\n"
+    "\n"
+    "--top shows `gpumemtrace top` on CMD while it runs; CMD's output then goes to TRACE.out (its input is\n"
+    "/dev/null). q leaves the view and CMD runs on; Ctrl-C reaches CMD, and its end leaves the last frame.\n";
 
 constexpr std::string_view kExitStatus =
     "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
@@ -54,6 +60,7 @@ struct RunOptions {
   bool sim = false;
   bool cupti = false;
   bool inject = false;
+  bool top = false;
   std::optional<std::string> sim_memory;
   std::optional<std::string> sim_devices;
   std::vector<std::string> command;
@@ -72,6 +79,7 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   line.flag("--sim", options.sim, "run on the simulated CUDA device instead of a GPU");
   line.option("--sim-memory", "SIZE", options.sim_memory, "memory per simulated device, e.g. 16GiB (implies --sim)");
   line.option("--sim-devices", "N", options.sim_devices, "number of simulated devices (implies --sim)");
+  line.flag("--top", options.top, "show the live view (gpumemtrace top) while CMD runs; its output goes to TRACE.out");
   line.rest("command to run", options.command);
   if (!line.parse(args)) return std::nullopt;
 
@@ -87,6 +95,8 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   if (devices && (devices->empty() || devices->size() > 4 || devices->find_first_not_of("0123456789") != std::string::npos))
     throw UsageError("--sim-devices " + *devices + " is not a number of devices");
   options.sim = options.sim || options.sim_memory || options.sim_devices;
+  if (options.top && !(isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
+    throw UsageError("--top needs a terminal (`gpumemtrace top --once PID` prints one frame without)");
   return options;
 }
 
@@ -127,6 +137,16 @@ std::optional<fs::path> written_trace(const fs::path& root, pid_t pid, uint64_t 
   }
   std::optional<fs::file_time_type> after = modification_time(root);
   return after && after != before ? std::optional(root) : std::nullopt;
+}
+
+// --top: CMD's output goes to a file and its input is /dev/null, so that the view has the terminal.
+void leave_terminal(const std::string& output) {
+  int null_input = open("/dev/null", O_RDONLY);
+  int out = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (null_input < 0 || out < 0) throw std::runtime_error("cannot redirect");  // run_child: exit 127
+  dup2(null_input, STDIN_FILENO);
+  dup2(out, STDOUT_FILENO);
+  dup2(out, STDERR_FILENO);
 }
 
 void report_trace(const std::optional<fs::path>& trace, bool inject) {
@@ -199,12 +219,20 @@ int run_main(std::span<const std::string> args) {
     }
     if (options->sim_memory) setenv("GPUMEMTRACE_SIM_MEMORY", options->sim_memory->c_str(), 1);
     if (options->sim_devices) setenv("GPUMEMTRACE_SIM_DEVICES", options->sim_devices->c_str(), 1);
+    if (options->top) leave_terminal(root + ".out");
+  }, [&](pid_t child) {
+    if (!options->top) return;
+    TopOptions top;
+    top.selection = top_selection();
+    top_of_child(child, top);
   });
   if (child.start_error) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", terminal_text(options->command[0]), std::strerror(child.start_error));
     return child.start_error == ENOENT ? 127 : 126;
   }
   report_trace(written_trace(root_trace(child.pid), child.pid, started_ns, before), options->inject);
+  if (options->top) fmt::print(stderr, "gpumemtrace: the output of {} is in {}.out\n", terminal_text(options->command[0]),
+                               terminal_text(root_trace(child.pid).string()));
   return child.exit_code;
 }
 

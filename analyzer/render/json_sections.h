@@ -34,6 +34,8 @@ void write_timeline(JsonWriter& json, const report::TimelineModel& timeline);
 // "forecast": {"phase", "min_steps", "devices": [...]}
 void write_forecast(JsonWriter& json, const report::ForecastModel& forecast, const report::Stacks& stacks);
 void write_phases(JsonWriter& json, const report::PhasesModel& phases, const report::Stacks& stacks);  // "phases"
+// {"number", "thread", ..., "left_live": [...]}: one instance of a phase
+void write_phase_instance(JsonWriter& json, const report::PhaseInstanceFigures& f, const report::Stacks& stacks);
 // "moments": {"accounts": [...], "stacks": {ID: [FRAME]}}
 void write_moments(JsonWriter& json, const report::MomentsModel& moments, const report::Stacks& stacks);
 
