@@ -224,7 +224,10 @@ int run_main(std::span<const std::string> args) {
     if (!options->top) return;
     TopOptions top;
     top.selection = top_selection();
-    top_of_child(child, top);
+    top_of_child(child, top, [&]() -> std::optional<std::string> {
+      std::optional<fs::path> trace = written_trace(root_trace(child), child, started_ns, before);
+      return trace ? std::optional(trace->string()) : std::nullopt;
+    });
   });
   if (child.start_error) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", terminal_text(options->command[0]), std::strerror(child.start_error));

@@ -79,6 +79,7 @@ struct Target {
   std::optional<HeldProcess> held;  // with pid
   std::optional<std::string> trace;  // none while the process has written none
   bool tracer_may_come = false;
+  std::function<std::optional<std::string>()> written_trace;  // run --top: where the ended child's trace went
 };
 
 // A trace that cannot be read as one: "gpumemtrace: PATH: MESSAGE", exit 2.
@@ -128,12 +129,11 @@ std::optional<std::string> watch(Target& target, const TopOptions& options, std:
   while (true) {
     bool ended = target.held && target.held->ended();
     if (!target.trace) target.trace = trace_of_process(*target.pid, target.tracer_may_come);
+    if (!target.trace && ended && target.written_trace) target.trace = target.written_trace();
     if (!target.trace) {
       if (ended) return fmt::format("process {} ended without writing a trace (it made no GPU allocation)\n",
                                     *target.pid);
-      screen.show(fmt::format("gpumemtrace top: process {} is running: waiting for its trace (it has made no GPU "
-                              "allocation yet)\n",
-                              *target.pid),
+      screen.show(fmt::format("gpumemtrace top: process {} is running, no trace yet (no GPU allocation)\n", *target.pid),
                   status);
     } else {
       report::LiveView view = read_frame(target, ended, options, warn);
@@ -157,6 +157,9 @@ int show_live(Target& target, const TopOptions& options) {
   } catch (const TraceError& error) {
     return trace_error(error.path, error.message);
   } catch (const report::SelectionError& error) {
+    fmt::print(stderr, "gpumemtrace top: {}\n", terminal_text(error.what()));
+    return kExitUsage;
+  } catch (const std::runtime_error& error) {  // the terminal is not one ncurses knows (TopScreen)
     fmt::print(stderr, "gpumemtrace top: {}\n", terminal_text(error.what()));
     return kExitUsage;
   }
@@ -240,11 +243,13 @@ int top_main(std::span<const std::string> args) {
 
 }  // namespace
 
-void top_of_child(long pid, const TopOptions& options) {
+void top_of_child(long pid, const TopOptions& options,
+                  const std::function<std::optional<std::string>()>& written_trace) {
   Target target;
   target.pid = pid;
   target.held.emplace(pid);
   target.tracer_may_come = true;
+  target.written_trace = written_trace;
   show_live(target, options);
 }
 

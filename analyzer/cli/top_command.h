@@ -3,6 +3,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
 
 #include "analyzer/report/model_input.h"
 
@@ -22,6 +25,8 @@ inline report::Selection top_selection() {
 
 // The live view of `run --top`'s child: waits for the tracer to load and the trace to appear, and returns when
 // the child ends (its last frame stays on stdout) or q is pressed. Ctrl-C reaches the child, not this view.
-void top_of_child(long pid, const TopOptions& options);
+// `written_trace` finds the trace of a child that ended before the view saw it in /proc.
+void top_of_child(long pid, const TopOptions& options,
+                  const std::function<std::optional<std::string>()>& written_trace);
 
 }  // namespace gpumemtrace::cli

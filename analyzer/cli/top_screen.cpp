@@ -3,8 +3,12 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <clocale>
+#include <cstdlib>
+#include <stdexcept>
 #include <cwchar>
 #include <vector>
 
@@ -32,14 +36,23 @@ std::vector<std::wstring> wide_lines(const std::string& text) {
 
 TopScreen::TopScreen() {
   std::setlocale(LC_ALL, "");  // UTF-8 names and the µ, × and ← of the frame
-  initscr();
+  // newterm, unlike initscr, returns when $TERM names no terminal the system knows.
+  screen_ = newterm(nullptr, stdout, stdin);
+  if (!screen_) {
+    const char* term = std::getenv("TERM");
+    throw std::runtime_error(fmt::format("cannot draw on this terminal (TERM={}): give --once for text",
+                                         term ? term : "unset"));
+  }
   cbreak();
   noecho();
   keypad(stdscr, TRUE);
   curs_set(0);
 }
 
-TopScreen::~TopScreen() { endwin(); }
+TopScreen::~TopScreen() {
+  endwin();
+  delscreen(screen_);
+}
 
 void TopScreen::show(std::string frame, std::string status) {
   frame_ = std::move(frame);

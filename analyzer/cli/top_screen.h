@@ -8,10 +8,13 @@
 #include <string>
 #include <string_view>
 
+struct screen;  // ncurses' SCREEN
+
 namespace gpumemtrace::cli {
 
 class TopScreen {
  public:
+  // Throws std::runtime_error when the terminal is not one ncurses knows.
   TopScreen();
   ~TopScreen();
   TopScreen(const TopScreen&) = delete;
@@ -25,6 +28,7 @@ class TopScreen {
  private:
   void draw();
 
+  ::screen* screen_ = nullptr;
   std::string frame_;
   std::string status_;
   int first_line_ = 0;  // the frame's line at the top of the screen

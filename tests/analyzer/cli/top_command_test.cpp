@@ -54,7 +54,7 @@ class PausedProgram : public ::testing::Test {
     FILE* from_program = fdopen(out[0], "r");
     ASSERT_EQ(std::fscanf(from_program, "paused %ld", &pid_), 1);
     fclose(from_program);
-    release_ = open(fifo.c_str(), O_WRONLY);  // returns once the program reads it: it is paused
+    release_ = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // returns once the program reads it: it is paused
     ASSERT_GE(release_, 0);
   }
   void TearDown() override {
@@ -143,6 +143,97 @@ TEST_F(PausedProgram, TopOnceTextShowsTheStepAndTheStacks) {
   EXPECT_EQ(frame["live"]["step"]["number"], 20);
   EXPECT_EQ(frame["summary"]["devices"][0]["allocations"], 41);
   EXPECT_EQ(frame["summary"]["devices"][0]["final_bytes"], 0);
+}
+
+// Runs `command` on a pseudo-terminal (script(1)) as a user would, its screen written to `screen`, the keys
+// typed read from `keys` (else none); returns its pid.
+pid_t spawn_on_terminal(const std::string& command, const std::string& screen, int keys = -1) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, screen.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (keys >= 0)
+    posix_spawn_file_actions_adddup2(&actions, keys, STDIN_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  setenv("TERM", "xterm", 1);
+  std::vector<std::string> args = {"script", "-qec", command, "/dev/null"};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawnp(&pid, "script", &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+int wait_status(pid_t pid) {
+  int status = -1;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_F(PausedProgram, TheLiveViewRedrawsUntilTheProcessEndsAndLeavesTheLastFrame) {
+  std::string screen = dir_ + "/screen";
+  pid_t top = spawn_on_terminal(analyzer_path() + " top --interval 0.1 " + pid(), screen);
+  std::string running = "gpumemtrace top: process " + pid() + " is running, at ";
+  for (int tries = 0; tries < 200 && read_file(screen).find(running) == std::string::npos; ++tries) usleep(50'000);
+  std::string drawn = read_file(screen);
+  EXPECT_NE(drawn.find(running), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("q: quit"), std::string::npos) << drawn;
+  EXPECT_EQ(release(), 0);
+  EXPECT_EQ(wait_status(top), 0);
+  std::string shown = read_file(screen);
+  size_t last = shown.find("gpumemtrace top: process " + pid() + " has ended, at ");
+  ASSERT_NE(last, std::string::npos) << shown;
+  std::string frame = shown.substr(last);  // after the screen was given back: plain lines
+  EXPECT_NE(frame.find("step: 20 of phase step, ended at "), std::string::npos) << frame;
+  EXPECT_NE(frame.find("\r\n    4.00 MiB      1×  device 0           " + stack_line("keep_for_logging")),
+            std::string::npos)
+      << frame;
+}
+
+// q and Ctrl-C (typed on the terminal: its SIGINT) leave the view cleanly; the process runs on.
+TEST_F(PausedProgram, QAndCtrlCQuitTheViewAndLeaveTheProcessRunning) {
+  for (std::string key : {"q", "\x03"}) {
+    std::string screen = dir_ + "/screen";
+    int keys[2];
+    ASSERT_EQ(pipe2(keys, O_CLOEXEC), 0);
+    pid_t top = spawn_on_terminal(analyzer_path() + " top --interval 0.1 " + pid(), screen, keys[0]);
+    close(keys[0]);
+    std::string running = "gpumemtrace top: process " + pid() + " is running, at ";
+    for (int tries = 0; tries < 200 && read_file(screen).find(running) == std::string::npos; ++tries) usleep(50'000);
+    ASSERT_EQ(write(keys[1], key.data(), key.size()), 1);
+    EXPECT_EQ(wait_status(top), 0) << "key " << static_cast<int>(key[0]);
+    close(keys[1]);
+    std::string shown = read_file(screen);
+    EXPECT_NE(shown.find(running), std::string::npos) << shown;
+    EXPECT_EQ(shown.find(" has ended, at "), std::string::npos) << shown;
+    EXPECT_NE(shown.rfind("\x1b[?1049l"), std::string::npos) << shown;  // the terminal's own screen is back
+    EXPECT_EQ(kill(static_cast<pid_t>(pid_), 0), 0);
+  }
+  EXPECT_EQ(release(), 0);
+}
+
+TEST(TopCommand, RunTopShowsTheProgramToItsEndAndKeepsItsOutput) {
+  std::string dir = make_temp_dir();
+  std::string screen = dir + "/screen", trace = dir + "/run.trace";
+  // On 150 MiB step 14 needs 96 + 4·14 = 152 MiB: the program prints that it ran out of memory and exits 3.
+  pid_t run = spawn_on_terminal(analyzer_path() + " run --top --sim-memory 150MiB -o " + trace + " -- " + bin_dir() +
+                                    "/report_prog_steps 20 4 32",
+                                screen);
+  EXPECT_EQ(wait_status(run), 3);
+  std::string shown = read_file(screen);
+  size_t last = shown.find(" has ended, at ");
+  ASSERT_NE(last, std::string::npos) << shown;
+  std::string frame = shown.substr(last);
+  EXPECT_NE(frame.find("step: 14 of phase step, running since "), std::string::npos) << frame;
+  EXPECT_NE(frame.find(" on device 0: cudaMalloc of 32.0 MiB with 30.0 MiB free of 150 MiB\r\n"), std::string::npos)
+      << frame;
+  EXPECT_EQ(read_file(trace + ".out"), "out of memory in step 14\n");
+  EXPECT_EQ(shown.find("out of memory in step 14"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("gpumemtrace: the output of " + bin_dir() + "/report_prog_steps is in " + trace + ".out"),
+            std::string::npos)
+      << shown;
 }
 
 TEST(TopCommand, BadInputIsAClearErrorWithExitStatus2) {
