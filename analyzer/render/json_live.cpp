@@ -16,13 +16,8 @@ void write_nvml(JsonWriter& json, const std::vector<replay::NvmlDevice>& devices
     json.number("free_bytes", device.free);
     json.number("total_bytes", device.total);
     json.begin_array("other_processes");
-    for (const replay::NvmlProcess& process : device.processes) {
-      json.begin_object();
-      json.number("pid", process.pid);
-      json.string("command", process.command);
-      json.number("bytes", process.bytes);
-      json.end_object();
-    }
+    for (const replay::NvmlProcess& process : device.processes)
+      write_other_process(json, process.pid, process.command, process.bytes);
     json.end_array();
     json.end_object();
   }

@@ -22,6 +22,8 @@ void write_stack(JsonWriter& json, std::string_view key, std::span<const symboli
 void write_site_members(JsonWriter& json, uint64_t bytes, uint64_t count, std::span<const symbolize::Frame> frames);
 // The device ordinal, or null for memory that has none.
 void write_device(JsonWriter& json, std::string_view key, std::optional<int32_t> device);
+// {"pid", "command", "bytes"}: a process NVML listed on a device
+void write_other_process(JsonWriter& json, uint64_t pid, std::string_view command, uint64_t bytes);
 
 void write_peak(JsonWriter& json, const report::PeakModel& peak, const report::Stacks& stacks);  // "peak"
 void write_leaks(JsonWriter& json, const report::LeaksModel& leaks, const report::Stacks& stacks, bool detailed);
