@@ -1,6 +1,7 @@
 // gpumemtrace top on a running traced program: programs/step_workload.cpp on the simulated device, paused in
 // step 12 (its activations live, the step open) while the tests read its trace, then released. Its figures then:
 // 64 MiB of weights, 12 × 4 MiB kept, 32 MiB of activations = 144 MiB in 14 allocations; 25 allocations, 11 frees.
+// The simulated NVML lists another process on the device: pid 4242, "python train.py", 256 MiB.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -41,6 +42,7 @@ class PausedProgram : public ::testing::Test {
     posix_spawn_file_actions_addclose(&actions, out[0]);
     setenv("STEP_WORKLOAD_PAUSE_AT", "12", 1);
     setenv("STEP_WORKLOAD_FIFO", fifo.c_str(), 1);
+    setenv("GPUMEMTRACE_SIM_OTHERS_MEMORY", "4242:python train.py:256MiB", 1);
     std::string analyzer = analyzer_path(), program = bin_dir() + "/report_prog_steps";
     std::vector<std::string> args = {analyzer, "run", "--sim-memory", "1GiB", "-o", trace_, "--", program, "20", "4", "32"};
     std::vector<char*> argv;
@@ -49,6 +51,7 @@ class PausedProgram : public ::testing::Test {
     ASSERT_EQ(posix_spawn(&run_pid_, analyzer.c_str(), &actions, nullptr, argv.data(), environ), 0);
     unsetenv("STEP_WORKLOAD_PAUSE_AT");
     unsetenv("STEP_WORKLOAD_FIFO");
+    unsetenv("GPUMEMTRACE_SIM_OTHERS_MEMORY");
     posix_spawn_file_actions_destroy(&actions);
     close(out[1]);
     FILE* from_program = fdopen(out[0], "r");
@@ -111,6 +114,12 @@ TEST_F(PausedProgram, TopOnceJsonHasTheSummaryOfTheTraceAtThatMoment) {
   EXPECT_EQ(live["last_ended_step"]["number"], 11);
   EXPECT_EQ(live["last_ended_step"]["left_live_bytes"], 4 * kMiB);
   EXPECT_EQ(live["last_ended_step"]["left_live"][0]["stack"][3]["function"], "keep_for_logging");
+  ASSERT_EQ(live["nvml"].size(), 1u);
+  EXPECT_EQ(live["nvml"][0]["moment"], "start");
+  EXPECT_EQ(live["nvml"][0]["total_bytes"], 1024 * kMiB);
+  EXPECT_EQ(live["nvml"][0]["free_bytes"], 768 * kMiB);
+  EXPECT_EQ(live["nvml"][0]["other_processes"],
+            Json::parse(R"([{"pid": 4242, "command": "python train.py", "bytes": 268435456}])"));
   EXPECT_EQ(release(), 0);
 }
 
@@ -128,6 +137,9 @@ TEST_F(PausedProgram, TopOnceTextShowsTheStepAndTheStacks) {
             std::string::npos)
       << top.out;
   EXPECT_NE(top.out.find("when the trace stops 144 MiB in 14 allocations; 25 allocations, 11 frees"), std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("\nNVML device 0 (start "), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("): 768 MiB free of 1.00 GiB; pid 4242 (python train.py) 256 MiB\n"), std::string::npos)
       << top.out;
   EXPECT_EQ(release(), 0);
 
