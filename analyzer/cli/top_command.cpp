@@ -112,7 +112,7 @@ report::LiveView read_frame(const Target& target, bool ended, const TopOptions& 
 
 std::string render(const report::LiveView& view, const TopOptions& options, bool json) {
   fmt::memory_buffer out;
-  render::RenderOptions render{200, options.all_frames};
+  render::RenderOptions render{200, options.all_frames};  // the columns are the timeline's: not in a frame
   if (json)
     render::render_live_json(view, render, out);
   else

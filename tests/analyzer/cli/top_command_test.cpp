@@ -280,6 +280,10 @@ TEST(TopCommand, BadInputIsAClearErrorWithExitStatus2) {
   EXPECT_EQ(no_terminal.exit_code, 1);
   EXPECT_EQ(no_terminal.err, "gpumemtrace top: the live view needs a terminal: give --once (and --json) for one frame (see "
             "gpumemtrace top --help)\n");
+  ProcessResult run_top = run_gpumemtrace({"run", "--top", "--sim", "--", "/bin/true"});
+  EXPECT_EQ(run_top.exit_code, 1);
+  EXPECT_EQ(run_top.err, "gpumemtrace run: --top needs a terminal (`gpumemtrace top --once PID` prints one frame "
+                         "without) (see gpumemtrace run --help)\n");
   ProcessResult interval = run_gpumemtrace({"top", "--once", "--interval", "0", self});
   EXPECT_EQ(interval.exit_code, 1);
   EXPECT_EQ(interval.err, "gpumemtrace top: --interval 0 is not a number of seconds from 0.1 to 3600 (see gpumemtrace top --help)\n");
