@@ -5,10 +5,13 @@
 
 #include <fmt/core.h>
 
+#include <langinfo.h>
+
 #include <algorithm>
 #include <clocale>
 #include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 #include <cwchar>
 #include <vector>
 
@@ -35,7 +38,10 @@ std::vector<std::wstring> wide_lines(const std::string& text) {
 }  // namespace
 
 TopScreen::TopScreen() {
-  std::setlocale(LC_ALL, "");  // UTF-8 names and the µ, × and ← of the frame
+  // The frame is UTF-8 (names, µ, ×, ←): in a locale of another code set (C, over ssh without LANG) its characters
+  // would not convert, so C.UTF-8 takes its place.
+  std::setlocale(LC_ALL, "");
+  if (std::string_view(nl_langinfo(CODESET)) != "UTF-8") std::setlocale(LC_CTYPE, "C.UTF-8");
   // newterm, unlike initscr, returns when $TERM names no terminal the system knows.
   screen_ = newterm(nullptr, stdout, stdin);
   if (!screen_) {

@@ -167,8 +167,8 @@ pid_t spawn_on_terminal(const std::string& command, const std::string& screen, i
     posix_spawn_file_actions_adddup2(&actions, keys, STDIN_FILENO);
   else
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  setenv("TERM", "xterm", 1);
-  std::vector<std::string> args = {"script", "-qec", command, "/dev/null"};
+  // In the C locale: the frame's UTF-8 must be drawn whatever the locale.
+  std::vector<std::string> args = {"script", "-qec", "env TERM=xterm LC_ALL=C " + command, "/dev/null"};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -192,6 +192,7 @@ TEST_F(PausedProgram, TheLiveViewRedrawsUntilTheProcessEndsAndLeavesTheLastFrame
   std::string drawn = read_file(screen);
   EXPECT_NE(drawn.find(running), std::string::npos) << drawn;
   EXPECT_NE(drawn.find("q: quit"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("12×  device 0"), std::string::npos) << drawn;  // UTF-8 drawn, whatever the locale
   EXPECT_EQ(release(), 0);
   EXPECT_EQ(wait_status(top), 0);
   std::string shown = read_file(screen);
