@@ -36,11 +36,8 @@ LiveModel live_model(ModelInput& input) {
 
 LiveView live_view(const analysis::Analysis& analysis, const Selection& selection, SymbolizeStack symbolize) {
   LiveView view;
-  Report& report = view.summary;
-  report.trace = trace_header(analysis);
-  ModelInput input(analysis, selection, std::move(symbolize), report.stacks);
-  report.body = summary_report(input);
-  if (input.view_asked()) report.view = ReportView{input.view(), input.heaps(), input.trace().heaps_are_pytorch()};
+  view.summary = build_report(analysis, selection, symbolize, build_body<summary_report>);
+  ModelInput input(analysis, selection, std::move(symbolize), view.summary.stacks);  // the same stacks: no second reading
   view.live = live_model(input);
   view.ended = analysis.trace.complete;
   return view;
