@@ -55,7 +55,10 @@ void CommandLine::option(const std::string& names, std::string value_name, std::
 
 void CommandLine::repeated(const std::string& names, std::string value_name, std::vector<std::string>& values,
                            std::string description) {
-  app_->add_option_function<std::string>(names, [&values](const std::string& given) { values.push_back(given); })
+  // A function of one string would see only the first of them: each occurrence gives one value of the vector.
+  app_->add_option_function<std::vector<std::string>>(
+          names, [&values](const std::vector<std::string>& given) { values.insert(values.end(), given.begin(), given.end()); })
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   help_lines_.push_back({help_names(names, value_name), std::move(description)});
 }
@@ -69,6 +72,11 @@ void CommandLine::operands(std::string noun, std::vector<std::string>& values, s
   noun_ = std::move(noun);
   operands_ = &values;
   operand_count_ = count;
+}
+
+void CommandLine::operands_from(std::string noun, std::vector<std::string>& values, size_t minimum) {
+  operands(std::move(noun), values, minimum);
+  operand_count_is_minimum_ = true;
 }
 
 void CommandLine::rest(std::string noun, std::vector<std::string>& value) {
@@ -127,7 +135,9 @@ void CommandLine::take_operands(const std::vector<std::string>& leftovers) const
     else
       operands_->push_back(arg);
   }
-  if (operands_->size() != operand_count_)
+  if (operand_count_is_minimum_ && operands_->size() < operand_count_)
+    throw UsageError(fmt::format("expects at least {} {}s, got {}", operand_count_, noun_, operands_->size()));
+  if (!operand_count_is_minimum_ && operands_->size() != operand_count_)
     throw UsageError(fmt::format("expects {} {}s, got {}", operand_count_, noun_, operands_->size()));
 }
 

@@ -1,15 +1,12 @@
 #include "analyzer/report/whatif_model.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <variant>
 
 #include <fmt/format.h>
 
 #include "analyzer/allocator_model/history_replay.h"
 #include "analyzer/allocator_model/recorded_settings.h"
-#include "analyzer/sources/snapshot_join_steps.h"
-#include "analyzer/sources/trace_source.h"
+#include "analyzer/report/recorded_history.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::report {
@@ -27,36 +24,6 @@ constexpr std::string_view kExploreGrid[] = {
     "expandable_segments=True,roundup_power2_divisions=4",
     "garbage_collection_threshold=0.8",
 };
-
-// The snapshots a trace names, with the device's memory its out-of-memory records give; or the snapshot itself.
-struct Recorded {
-  std::vector<sources::NamedSnapshot> named;
-  std::string trace_path;  // the snapshots' directory is its own
-  uint64_t device_total = 0;
-};
-
-Recorded read_recorded(const std::string& path) {
-  Recorded out;
-  out.trace_path = path;
-  sources::TraceSource source(path);
-  if (source.snapshot()) {
-    sources::NamedSnapshot one;
-    one.file = std::filesystem::path(path).filename().string();
-    one.taken_ns = one.taken_wall_ns = UINT64_MAX / 2;  // its clock is its own
-    out.named.push_back(one);
-    return out;
-  }
-  std::shared_ptr<trace::Reader> reader = source.reader();
-  while (const trace::Record* record = reader->next()) {
-    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
-      out.named.push_back(sources::NamedSnapshot::of(*snapshot));
-      out.device_total = std::max(out.device_total, snapshot->device_total);
-    } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
-      out.device_total = std::max(out.device_total, failed->device_total);
-    }
-  }
-  return out;
-}
 
 // The request's stack, from the snapshot whose trace holds the entry.
 std::vector<std::string> stack_of(const pytorch::SnapshotEntry* entry,
@@ -130,16 +97,6 @@ class Replays {
   std::span<sources::join::LoadedSnapshot> loaded_;
 };
 
-// The device whose history has the most entries.
-int32_t busiest_device(const pytorch::JoinedHistory& history) {
-  std::map<int32_t, uint64_t> entries;
-  for (const pytorch::HistoryStep& step : history.steps)
-    if (step.kind == pytorch::HistoryStep::Kind::Entry) ++entries[step.device];
-  auto most = std::max_element(entries.begin(), entries.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  return most == entries.end() ? 0 : most->first;
-}
-
 }  // namespace
 
 std::span<const std::string_view> explore_grid() { return kExploreGrid; }
@@ -178,26 +135,21 @@ Settings apply_scenario(std::string_view scenario, Settings base) {
 }
 
 WhatifModel whatif_report(const std::string& path, const WhatifRequest& request) {
-  Recorded recorded;
+  RecordedHistory recorded;
   try {
-    recorded = read_recorded(path);
-  } catch (const std::exception& error) {
+    recorded = load_recorded_history(path);
+  } catch (const NoHistoryError&) {
+    throw WhatifError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
+  } catch (const HistoryError& error) {
     throw WhatifError(error.what());
   }
-  if (recorded.named.empty())
-    throw WhatifError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
-  std::vector<std::string> unreadable;
-  std::vector<sources::join::LoadedSnapshot> loaded =
-      sources::join::load_snapshots(recorded.trace_path, recorded.named, unreadable);
-  if (loaded.empty()) throw WhatifError(unreadable.empty() ? "no snapshot could be read" : unreadable.front());
-  std::vector<pytorch::TakenSnapshot> taken;
-  for (sources::join::LoadedSnapshot& s : loaded)
-    taken.push_back({&s.snapshot, s.reader.get(), s.named.taken_ns, s.named.taken_wall_ns});
-  pytorch::JoinedHistory history = pytorch::join_histories(taken);
+  std::vector<pytorch::TakenSnapshot>& taken = recorded.taken;
+  pytorch::JoinedHistory& history = recorded.history;
+  std::vector<sources::join::LoadedSnapshot>& loaded = recorded.loaded;
 
   WhatifModel model;
   model.path = path;
-  model.device = busiest_device(history);
+  model.device = recorded.busiest_device;
   model.memory_fraction = request.memory_fraction;
   Settings base;
   base.per_process_memory_fraction = request.memory_fraction;
