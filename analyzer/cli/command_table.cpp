@@ -46,6 +46,11 @@ int trace_error(std::string_view path, std::string_view message) {
   return kExitBadTrace;
 }
 
+int command_error(std::string_view command, std::string_view message, int status) {
+  fmt::print(stderr, "gpumemtrace {}: {}\n", command, terminal_text(message));
+  return status;
+}
+
 void print_warning(std::string_view message) { fmt::print(stderr, "gpumemtrace: warning: {}\n", terminal_text(message)); }
 
 }  // namespace gpumemtrace::cli

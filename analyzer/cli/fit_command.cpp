@@ -35,10 +35,7 @@ constexpr std::string_view kExitStatus =
     "cannot be fitted (of different programs, without a batch, fewer than two batch sizes; one line on\n"
     "stderr), 3 for a system error.\n";
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "gpumemtrace fit: {}\n", message);
-  return kExitBadTrace;
-}
+int fail(const std::string& message) { return command_error("fit", message); }
 
 // --batch RUN=N, by RUN as given.
 std::map<std::string, uint64_t> batch_options(const std::vector<std::string>& values) {
