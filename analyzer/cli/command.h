@@ -37,6 +37,8 @@ class UsageError : public std::runtime_error {
 
 // Prints "gpumemtrace: PATH: MESSAGE" and returns kExitBadTrace.
 int trace_error(std::string_view path, std::string_view message);
+// Prints "gpumemtrace COMMAND: MESSAGE" and returns `status`: the commands whose errors are not of one trace.
+int command_error(std::string_view command, std::string_view message, int status = kExitBadTrace);
 // Prints "gpumemtrace: warning: MESSAGE" on stderr.
 void print_warning(std::string_view message);
 

@@ -24,13 +24,14 @@ extern const Command summary_command;
 extern const Command timeline_command;
 extern const Command top_command;
 extern const Command whatif_command;
+extern const Command fit_command;
 
 namespace {
 const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
                                     &timeline_command, &phases_command, &export_command, &html_command,
                                     &check_command,    &baseline_command, &diff_command,  &snapshot_command,
-                                    &whatif_command, &info_command,
+                                    &whatif_command, &fit_command, &info_command,
                                     &top_command};
 }  // namespace
 
@@ -45,6 +46,11 @@ const Command* find_command(std::string_view name) {
 int trace_error(std::string_view path, std::string_view message) {
   fmt::print(stderr, "gpumemtrace: {}: {}\n", terminal_text(path), terminal_text(message));
   return kExitBadTrace;
+}
+
+int command_error(std::string_view command, std::string_view message, int status) {
+  fmt::print(stderr, "gpumemtrace {}: {}\n", command, terminal_text(message));
+  return status;
 }
 
 void print_warning(std::string_view message) { fmt::print(stderr, "gpumemtrace: warning: {}\n", terminal_text(message)); }

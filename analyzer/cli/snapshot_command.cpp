@@ -45,10 +45,7 @@ constexpr std::string_view kExitStatus =
     "on stderr), 3 for a system error (the signal cannot be sent, the process ended or wrote nothing in time).\n";
 
 // Writes "gpumemtrace snapshot: MESSAGE" and returns `status`.
-int fail(int status, const std::string& message) {
-  fmt::print(stderr, "gpumemtrace snapshot: {}\n", terminal_text(message));
-  return status;
-}
+int fail(int status, const std::string& message) { return command_error("snapshot", message, status); }
 
 // Whether the process has a handler for SIGUSR1 now (SigCgt in /proc/PID/status).
 bool catches_usr1(long pid) {

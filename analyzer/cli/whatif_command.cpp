@@ -42,10 +42,7 @@ constexpr std::string_view kExitStatus =
     "history that can be read or a setting is one the model does not take (one line on stderr), 3 for a system\n"
     "error.\n";
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "gpumemtrace whatif: {}\n", message);
-  return kExitBadTrace;
-}
+int fail(const std::string& message) { return command_error("whatif", message); }
 
 uint64_t size_option(const std::string& option, const std::string& value) {
   std::optional<uint64_t> size = parse_size(value);

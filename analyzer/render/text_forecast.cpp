@@ -74,6 +74,16 @@ void append_forecast(fmt::memory_buffer& out, const report::ForecastModel& forec
                        f.device, rate_text(f.bytes_per_step), step_text(f.fit_first), step_text(f.last_step));
         break;
       case report::ForecastVerdict::OutOfMemory:
+        if (f.already_failed) {
+          fmt::format_to(o, "  device {}: it ran out of memory after step {}, and the line of its peaks puts the "
+                            "failure at step {} ({}): its peak grew {} per step (steps {} to {}), {} at step {}, of "
+                            "{} it could use ({})\n",
+                         f.device, step_text(f.last_step), step_text(f.oom_step), range_text(f),
+                         rate_text(f.bytes_per_step), step_text(f.fit_first), step_text(f.last_step),
+                         format_size(f.last_peak_bytes), step_text(f.last_step), format_size(f.usable->bytes),
+                         usable_source(f.usable->from));
+          break;
+        }
         fmt::format_to(o, "  device {}: at this rate it runs out of memory at step {} ({}; in {}): its peak grows {} "
                           "per step (steps {} to {}), {} at step {}, of {} it can use ({})\n",
                        f.device, step_text(f.oom_step), range_text(f), duration_text(f.oom_in_ns),

@@ -3,16 +3,44 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "analyzer/allocator_model/recorded_settings.h"
+#include "analyzer/sources/trace_source.h"
 
 namespace gpumemtrace::report {
 
+Recorded read_recorded(const std::string& path) try {
+  Recorded out;
+  sources::TraceSource source(path);
+  if (source.snapshot()) {
+    out.named = RecordedHistory::snapshot_itself(path);
+    out.snapshot_alone = true;
+    return out;
+  }
+  std::shared_ptr<trace::Reader> reader = source.reader();
+  while (const trace::Record* record = reader->next()) {
+    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
+      out.named.push_back(sources::NamedSnapshot::of(*snapshot));
+      out.device_total = std::max(out.device_total, snapshot->device_total);
+    } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
+      out.device_total = std::max(out.device_total, failed->device_total);
+    }
+  }
+  return out;
+} catch (const WhatifError&) {
+  throw;
+} catch (const std::exception& error) {
+  throw WhatifError(error.what());
+}
+
+RecordedHistory RecordedHistory::load(const std::string& path) { return RecordedHistory(path, read_recorded(path).named); }
+
 RecordedHistory::RecordedHistory(const std::string& trace_path, std::span<const sources::NamedSnapshot> named) {
   if (named.empty())
-    throw WhatifError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
+    throw NoHistoryError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
   std::vector<std::string> unreadable;
   loaded_ = sources::join::load_snapshots(trace_path, named, unreadable);
   if (loaded_.empty()) throw WhatifError(unreadable.empty() ? "no snapshot could be read" : unreadable.front());

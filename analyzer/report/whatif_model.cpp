@@ -1,12 +1,10 @@
 #include "analyzer/report/whatif_model.h"
 
 #include <algorithm>
-#include <variant>
 
 #include <fmt/format.h>
 
 #include "analyzer/analysis/analysis.h"
-#include "analyzer/sources/trace_source.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::report {
@@ -24,33 +22,6 @@ constexpr std::string_view kExploreGrid[] = {
     "expandable_segments=True,roundup_power2_divisions=4",
     "garbage_collection_threshold=0.8",
 };
-
-// The snapshots a trace names, with the device's memory its out-of-memory records give; or the snapshot itself.
-struct Recorded {
-  std::vector<sources::NamedSnapshot> named;
-  bool snapshot_alone = false;  // the path is a snapshot
-  uint64_t device_total = 0;
-};
-
-Recorded read_recorded(const std::string& path) {
-  Recorded out;
-  sources::TraceSource source(path);
-  if (source.snapshot()) {
-    out.named = RecordedHistory::snapshot_itself(path);
-    out.snapshot_alone = true;
-    return out;
-  }
-  std::shared_ptr<trace::Reader> reader = source.reader();
-  while (const trace::Record* record = reader->next()) {
-    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
-      out.named.push_back(sources::NamedSnapshot::of(*snapshot));
-      out.device_total = std::max(out.device_total, snapshot->device_total);
-    } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
-      out.device_total = std::max(out.device_total, failed->device_total);
-    }
-  }
-  return out;
-}
 
 // "step/forward #3": the phase instance open at `time_ns` that started last (on any thread: the innermost of its
 // thread's), or "" when none is.
@@ -161,12 +132,7 @@ Settings apply_scenario(std::string_view scenario, Settings base) {
 }
 
 WhatifModel whatif_report(const std::string& path, const WhatifRequest& request) {
-  Recorded recorded;
-  try {
-    recorded = read_recorded(path);
-  } catch (const std::exception& error) {
-    throw WhatifError(error.what());
-  }
+  Recorded recorded = read_recorded(path);
   RecordedHistory history(path, recorded.named);
 
   WhatifModel model;

@@ -326,8 +326,11 @@ function forecast() {
     else {
       const range = d.oom_step_latest === null ? `step ${stepText(d.oom_step_earliest)} at the earliest, no latest`
         : d.oom_step_earliest === d.oom_step_latest ? 'exactly' : `steps ${stepText(d.oom_step_earliest)} to ${stepText(d.oom_step_latest)}`;
-      text = `at this rate it runs out of memory at step ${stepText(d.oom_step)} (${range}; in ${formatTime(d.oom_in_ns)}): ` +
-        `its peak grows ${formatSize(Math.round(d.bytes_per_step))} per step, of ${formatSize(d.usable_bytes)} it can use`;
+      text = d.oom_in_ns === null
+        ? `it ran out of memory after step ${stepText(d.last_step)}, and the line of its peaks puts the failure at ` +
+          `step ${stepText(d.oom_step)} (${range}): its peak grew ${formatSize(Math.round(d.bytes_per_step))} per step`
+        : `at this rate it runs out of memory at step ${stepText(d.oom_step)} (${range}; in ${formatTime(d.oom_in_ns)}): ` +
+          `its peak grows ${formatSize(Math.round(d.bytes_per_step))} per step, of ${formatSize(d.usable_bytes)} it can use`;
     }
     const card = el('div', { class: `forecast verdict-${d.verdict}` }, el('h3', {}, `${accountName(d.device, 'device')}: `, text));
     if (d.stacks.length)

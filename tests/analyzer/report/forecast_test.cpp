@@ -30,6 +30,18 @@ TEST(Forecast, TheFullRunFailsAtStep233) {
   TracedRun run = run_steps({"400", "4", "32"});
   EXPECT_EQ(run.result.exit_code, 3) << run.result.err;
   EXPECT_EQ(run.result.out, "out of memory in step 233\n");
+  // The trace that failed: the forecast names the step it failed in, not a time to come.
+  Json device = summary_json(run.trace)["forecast"]["devices"].at(0);
+  EXPECT_EQ(device["verdict"], "out-of-memory");
+  EXPECT_EQ(device["last_step"], 232);
+  EXPECT_EQ(device["oom_step"], 233);
+  EXPECT_EQ(device["usable_from"], "out-of-memory");
+  EXPECT_TRUE(device["oom_in_ns"].is_null()) << device.dump(1);
+  ProcessResult text = run_gpumemtrace({"summary", run.trace});
+  EXPECT_NE(text.out.find("device 0: it ran out of memory after step 232, and the line of its peaks puts the failure "
+                          "at step 233 (exactly, the peaks lie on a line): its peak grew 4.00 MiB per step"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST(Forecast, ATenthOfTheStepsNamesStep233AndTheLeakingLine) {
