@@ -61,6 +61,13 @@ if(NOT GTest_FOUND)
 endif()
 find_package(Threads REQUIRED)
 include(GoogleTest)
+# `gpumemtrace top`'s screen (analyzer/cli/top_screen.cpp): ncurses, wide characters for UTF-8 names.
+set(CURSES_NEED_NCURSES TRUE)
+set(CURSES_NEED_WIDE TRUE)
+find_package(Curses QUIET)
+if(NOT CURSES_FOUND)
+  message(FATAL_ERROR "ncurses not found: run scripts/setup.sh (Debian package libncurses-dev).")
+endif()
 
 # pprof export (analyzer/render/pprof_format.cpp): profile.proto of github.com/google/pprof, as Debian's
 # golang-github-google-pprof-dev ships it (licence header and all), compiled with protoc at build time.

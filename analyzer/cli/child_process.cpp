@@ -69,7 +69,8 @@ int wait_for(pid_t pid) {
 
 }  // namespace
 
-ChildResult run_child(const std::vector<std::string>& argv, const std::function<void(pid_t self)>& prepare) {
+ChildResult run_child(const std::vector<std::string>& argv, const std::function<void(pid_t self)>& prepare,
+                      const std::function<void(pid_t child)>& while_running) {
   // The child reports a failed exec through this pipe; a successful exec closes it.
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
@@ -113,6 +114,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::function<
     }
     close(error_pipe[0]);
     if (n == sizeof exec_error) result.start_error = exec_error;
+    if (!result.start_error && while_running) while_running(pid);
     result.exit_code = wait_for(pid);
     g_child_pid = 0;
   }

@@ -17,7 +17,9 @@ struct ChildResult {
 };
 
 // prepare runs in the child, after fork and before exec, with the child's pid (setenv is safe there:
-// the analyzer is single-threaded). argv[0] is searched on PATH.
-ChildResult run_child(const std::vector<std::string>& argv, const std::function<void(pid_t self)>& prepare);
+// the analyzer is single-threaded). argv[0] is searched on PATH. while_running, if given, runs in the parent
+// once the child has started, before the wait (with the wait's signal dispositions).
+ChildResult run_child(const std::vector<std::string>& argv, const std::function<void(pid_t self)>& prepare,
+                      const std::function<void(pid_t child)>& while_running = {});
 
 }  // namespace gpumemtrace::cli

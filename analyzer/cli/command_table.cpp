@@ -22,6 +22,7 @@ extern const Command run_command;
 extern const Command snapshot_command;
 extern const Command summary_command;
 extern const Command timeline_command;
+extern const Command top_command;
 extern const Command whatif_command;
 extern const Command fit_command;
 
@@ -30,7 +31,8 @@ const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_co
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
                                     &timeline_command, &phases_command, &export_command, &html_command,
                                     &check_command,    &baseline_command, &diff_command,  &snapshot_command,
-                                    &whatif_command, &fit_command, &info_command};
+                                    &whatif_command, &fit_command, &info_command,
+                                    &top_command};
 }  // namespace
 
 std::span<const Command* const> commands() { return kCommands; }

@@ -3,8 +3,10 @@
 // Runs CMD with the tracer preloaded (or, with --inject, named by CUDA_INJECTION64_PATH) and exits as CMD
 // did. The environment is the tracer's contract: LD_PRELOAD or CUDA_INJECTION64_PATH, GPUMEMTRACE_ROOT_PID,
 // GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, GPUMEMTRACE_CUPTI with --cupti, GPUMEMTRACE_PARAMS with --param.
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include "analyzer/cli/child_process.h"
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/top_command.h"
 #include "analyzer/cli/tracer_layout.h"
 #include "common/clock.h"
 #include "common/output_pattern.h"
@@ -29,7 +32,7 @@ namespace {
 
 constexpr std::string_view kHelp =
     "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N]\n"
-    "                       [--param NAME=VALUE]... [--] CMD [ARGS...]\n"
+    "                       [--param NAME=VALUE]... [--top] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
     "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
@@ -47,7 +50,10 @@ constexpr std::string_view kHelp =
     "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (docs/cupti.md: modes).\n"
     "\n"
     "--param batch=32 records a named parameter of the run in the trace (GPUMEMTRACE_PARAMS, added to what it\n"
-    "already holds); reports show them, and `gpumemtrace fit` takes the batch size from `batch`.\n";
+    "already holds); reports show them, and `gpumemtrace fit` takes the batch size from `batch`.\n"
+    "\n"
+    "--top shows `gpumemtrace top` on CMD while it runs; CMD's output then goes to TRACE.out (its input is\n"
+    "/dev/null). q leaves the view and CMD runs on; Ctrl-C reaches CMD, and its end leaves the last frame.\n";
 
 constexpr std::string_view kExitStatus =
     "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
@@ -59,6 +65,7 @@ struct RunOptions {
   bool sim = false;
   bool cupti = false;
   bool inject = false;
+  bool top = false;
   std::optional<std::string> sim_memory;
   std::optional<std::string> sim_devices;
   std::vector<RunParam> params;
@@ -80,6 +87,7 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   line.option("--sim-devices", "N", options.sim_devices, "number of simulated devices (implies --sim)");
   std::vector<std::string> params;
   line.repeated("--param", "NAME=VALUE", params, "a named parameter of the run, recorded in the trace; repeatable");
+  line.flag("--top", options.top, "show the live view (gpumemtrace top) while CMD runs; its output goes to TRACE.out");
   line.rest("command to run", options.command);
   if (!line.parse(args)) return std::nullopt;
 
@@ -102,6 +110,8 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   if (devices && (devices->empty() || devices->size() > 4 || devices->find_first_not_of("0123456789") != std::string::npos))
     throw UsageError("--sim-devices " + *devices + " is not a number of devices");
   options.sim = options.sim || options.sim_memory || options.sim_devices;
+  if (options.top && !(isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
+    throw UsageError("--top needs a terminal (`gpumemtrace top --once PID` prints one frame without)");
   return options;
 }
 
@@ -142,6 +152,16 @@ std::optional<fs::path> written_trace(const fs::path& root, pid_t pid, uint64_t 
   }
   std::optional<fs::file_time_type> after = modification_time(root);
   return after && after != before ? std::optional(root) : std::nullopt;
+}
+
+// --top: CMD's output goes to a file and its input is /dev/null, so that the view has the terminal.
+void leave_terminal(const std::string& output) {
+  int null_input = open("/dev/null", O_RDONLY);
+  int out = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (null_input < 0 || out < 0) throw std::runtime_error("cannot redirect");  // run_child: exit 127
+  dup2(null_input, STDIN_FILENO);
+  dup2(out, STDOUT_FILENO);
+  dup2(out, STDERR_FILENO);
 }
 
 void report_trace(const std::optional<fs::path>& trace, bool inject) {
@@ -221,12 +241,23 @@ int run_main(std::span<const std::string> args) {
       list += (list.empty() ? "" : ",") + join_params(options->params);
       setenv(kParamsVariable, list.c_str(), 1);
     }
+    if (options->top) leave_terminal(root + ".out");
+  }, [&](pid_t child) {
+    if (!options->top) return;
+    TopOptions top;
+    top.selection = top_selection();
+    top_of_child(child, top, [&]() -> std::optional<std::string> {
+      std::optional<fs::path> trace = written_trace(root_trace(child), child, started_ns, before);
+      return trace ? std::optional(trace->string()) : std::nullopt;
+    });
   });
   if (child.start_error) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", terminal_text(options->command[0]), std::strerror(child.start_error));
     return child.start_error == ENOENT ? 127 : 126;
   }
   report_trace(written_trace(root_trace(child.pid), child.pid, started_ns, before), options->inject);
+  if (options->top) fmt::print(stderr, "gpumemtrace: the output of {} is in {}.out\n", terminal_text(options->command[0]),
+                               terminal_text(root_trace(child.pid).string()));
   return child.exit_code;
 }
 

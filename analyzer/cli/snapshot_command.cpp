@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,16 +11,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
-#include "common/clock.h"
+#include "analyzer/cli/traced_process.h"
 #include "trace/reader/reader.h"
 #include "common/terminal_text.h"
 
@@ -49,122 +46,6 @@ constexpr std::string_view kExitStatus =
 
 // Writes "gpumemtrace snapshot: MESSAGE" and returns `status`.
 int fail(int status, const std::string& message) { return command_error("snapshot", message, status); }
-
-bool is_trace(const std::string& path) {
-  std::error_code error;
-  if (!fs::is_regular_file(path, error)) return false;  // never open a device the process has mapped
-  std::ifstream in(path, std::ios::binary);
-  char magic[sizeof format::kMagic] = {};
-  return in.read(magic, sizeof magic) && std::memcmp(magic, format::kMagic, sizeof magic) == 0;
-}
-
-// What /proc/PID/maps shows of the tracer: whether it is loaded, and the trace file it writes into.
-struct TracedProcess {
-  bool tracer_loaded = false;
-  std::optional<std::string> trace;
-};
-
-std::optional<TracedProcess> read_maps(long pid, int& error) {
-  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
-  if (!maps) {
-    error = errno;
-    return std::nullopt;
-  }
-  TracedProcess process;
-  std::string line;
-  while (std::getline(maps, line)) {
-    size_t path_start = line.find('/');
-    if (path_start == std::string::npos || line.ends_with(" (deleted)")) continue;
-    std::string path = line.substr(path_start);
-    if (fs::path(path).filename() == "libgpumemtrace.so")
-      process.tracer_loaded = true;
-    else if (!process.trace && is_trace(path))
-      process.trace = path;
-  }
-  return process;
-}
-
-// What the trace says of its process, and its TorchHook record: the hook is on (read until it is found; it
-// comes early in a trace).
-struct TraceOfProcess {
-  uint64_t pid = 0;
-  uint64_t start_wall_ns = 0;
-  std::optional<trace::TorchHook> hook;
-};
-
-TraceOfProcess read_trace_of(const std::string& path) {
-  trace::Reader reader(path);
-  TraceOfProcess out;
-  while (const trace::Record* record = reader.next()) {
-    if (const auto* process = std::get_if<trace::Process>(record)) {
-      out.pid = process->pid;
-      out.start_wall_ns = process->start_wall_ns;
-    } else if (const auto* hook = std::get_if<trace::TorchHook>(record)) {
-      out.hook = *hook;
-      break;
-    }
-  }
-  return out;
-}
-
-// How long ago process `pid` started: /proc/PID/stat's start time (field 22, clock ticks since boot) on the
-// boot clock. nullopt when it cannot be read.
-std::optional<uint64_t> process_age_ns(long pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t name_end = text.rfind(')');  // the command name may hold spaces and parentheses
-  if (name_end == std::string::npos) return std::nullopt;
-  std::istringstream fields(text.substr(name_end + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-  }
-  if (!fields || field.empty() || field.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  uint64_t started = std::stoull(field) * 1000000000ull / static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
-  uint64_t now = clock_ns(CLOCK_BOOTTIME);
-  return now > started ? now - started : 0;
-}
-
-// The process at PID when the command started, held with a pidfd: a signal can reach only it, never a
-// process that is given its PID after it ends. Where the kernel has no pidfd (before Linux 5.3), kill(2).
-class HeldProcess {
- public:
-  explicit HeldProcess(long pid) : pid_(pid), fd_(static_cast<int>(syscall(SYS_pidfd_open, pid, 0))) {
-    if (fd_ < 0) error_ = errno;
-  }
-  ~HeldProcess() {
-    if (fd_ >= 0) close(fd_);
-  }
-  HeldProcess(const HeldProcess&) = delete;
-  HeldProcess& operator=(const HeldProcess&) = delete;
-  bool gone() const { return error_ == ESRCH; }
-  // 0, or errno (ESRCH: it has ended).
-  int signal(int number) const {
-    if (fd_ >= 0) return syscall(SYS_pidfd_send_signal, fd_, number, nullptr, 0) == 0 ? 0 : errno;
-    return kill(static_cast<pid_t>(pid_), number) == 0 ? 0 : errno;
-  }
-
- private:
-  long pid_;
-  int fd_;
-  int error_ = 0;
-};
-
-// The trace that process `pid` maps must be its own: the same pid, begun after the process started. A
-// process given the pid of one that ended may map a file of that name, or the process found may not be the
-// one the trace's user meant. A second of slack covers the clock tick and the two clocks compared.
-std::optional<std::string> not_its_trace(long pid, const std::string& path, const TraceOfProcess& trace) {
-  if (trace.pid != static_cast<uint64_t>(pid))
-    return fmt::format("the trace {} that process {} maps records process {}, not it", path, pid, trace.pid);
-  std::optional<uint64_t> age = process_age_ns(pid);
-  uint64_t wall = clock_ns(CLOCK_REALTIME);
-  uint64_t trace_age = wall > trace.start_wall_ns ? wall - trace.start_wall_ns : 0;
-  if (!age) return fmt::format("the start time of process {} cannot be read", pid);
-  if (trace_age > *age + 1000000000ull)
-    return fmt::format("process {} started {:.0f} s after its trace {} began: it is another process given the "
-                       "same process id",
-                       pid, static_cast<double>(trace_age - *age) / 1e9, path);
-  return std::nullopt;
-}
 
 // Whether the process has a handler for SIGUSR1 now (SigCgt in /proc/PID/status).
 bool catches_usr1(long pid) {
@@ -200,10 +81,9 @@ int snapshot_main(std::span<const std::string> args) {
   line.operand("process id", pid_text);
   if (!line.parse(args)) return kExitOk;
   uint64_t wait_seconds = wait_option ? parse_number("--wait", *wait_option, 86400) : 30;
-  if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stol(pid_text) == 0)
-    throw UsageError("the process id " + pid_text + " is not a number above 0");
-  long pid = std::stol(pid_text);
+  std::optional<long> parsed_pid = parse_pid(pid_text);
+  if (!parsed_pid) throw UsageError("the process id " + pid_text + " is not a number above 0");
+  long pid = *parsed_pid;
   HeldProcess held(pid);
   if (held.gone()) return fail(kExitBadTrace, fmt::format("there is no process {}", pid));
 

@@ -29,13 +29,8 @@ void write_breakdown(JsonWriter& json, const std::optional<report::DeviceBreakdo
   json.number("context_bytes", b.context_bytes);
   json.boolean("others_known", b.others_known);
   json.begin_array("other_processes");
-  for (const report::DeviceProcessBytes& process : b.others) {
-    json.begin_object();
-    json.number("pid", process.pid);
-    json.string("command", process.command);
-    json.number("bytes", process.bytes);
-    json.end_object();
-  }
+  for (const report::DeviceProcessBytes& process : b.others)
+    write_other_process(json, process.pid, process.command, process.bytes);
   json.end_array();
   json.number("unlisted_used_bytes", b.unlisted_used_bytes);
   json.number("unaccounted_bytes", b.unaccounted_bytes);

@@ -48,6 +48,14 @@ void write_device(JsonWriter& json, std::string_view key, std::optional<int32_t>
     json.null(key);
 }
 
+void write_other_process(JsonWriter& json, uint64_t pid, std::string_view command, uint64_t bytes) {
+  json.begin_object();
+  json.number("pid", pid);
+  json.string("command", command);
+  json.number("bytes", bytes);
+  json.end_object();
+}
+
 namespace {
 
 void write_history_inconsistencies(JsonWriter& json, const pytorch::HistoryInconsistencies& bad,

@@ -22,6 +22,8 @@ void write_stack(JsonWriter& json, std::string_view key, std::span<const symboli
 void write_site_members(JsonWriter& json, uint64_t bytes, uint64_t count, std::span<const symbolize::Frame> frames);
 // The device ordinal, or null for memory that has none.
 void write_device(JsonWriter& json, std::string_view key, std::optional<int32_t> device);
+// {"pid", "command", "bytes"}: a process NVML listed on a device
+void write_other_process(JsonWriter& json, uint64_t pid, std::string_view command, uint64_t bytes);
 
 void write_peak(JsonWriter& json, const report::PeakModel& peak, const report::Stacks& stacks);  // "peak"
 void write_leaks(JsonWriter& json, const report::LeaksModel& leaks, const report::Stacks& stacks, bool detailed);
@@ -34,6 +36,8 @@ void write_timeline(JsonWriter& json, const report::TimelineModel& timeline);
 // "forecast": {"phase", "min_steps", "devices": [...]}
 void write_forecast(JsonWriter& json, const report::ForecastModel& forecast, const report::Stacks& stacks);
 void write_phases(JsonWriter& json, const report::PhasesModel& phases, const report::Stacks& stacks);  // "phases"
+// {"number", "thread", ..., "left_live": [...]}: one instance of a phase
+void write_phase_instance(JsonWriter& json, const report::PhaseInstanceFigures& f, const report::Stacks& stacks);
 // "moments": {"accounts": [...], "stacks": {ID: [FRAME]}}
 void write_moments(JsonWriter& json, const report::MomentsModel& moments, const report::Stacks& stacks);
 

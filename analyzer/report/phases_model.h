@@ -58,5 +58,7 @@ struct PhasesModel {
 };
 
 PhasesModel phases_model(ModelInput& input);
+// One instance's figures, but growth_bytes (which needs the instance before it).
+PhaseInstanceFigures instance_figures(ModelInput& input, const replay::PhaseInstance& instance);
 
 }  // namespace gpumemtrace::report

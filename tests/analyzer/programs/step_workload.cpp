@@ -4,10 +4,15 @@
 //   weights   64 MiB before the loop, held to the end
 //   each step keep_for_logging(KEEP_MIB), kept: the leak (with SETTLE, only the last SETTLE steps' are kept,
 //             a cache that stops growing), then run_layer(WORK_MIB), freed at the end of the step
+// With STEP_WORKLOAD_PAUSE_AT=N and STEP_WORKLOAD_FIFO=PATH, step N stops after run_layer (its activations
+// live, the step open): it prints "paused PID" and reads the fifo PATH until its writer closes it (`top` tests).
 // An allocation that fails prints "out of memory in step N" and exits 3. On a device of M MiB (nothing else
 // on it) step N holds 64 + N·KEEP + WORK MiB at its peak, so the first step that fails is the first N with
 // 64 + N·KEEP + WORK > M.
 #include <cuda_runtime_api.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -47,12 +52,25 @@ extern "C" __attribute__((noinline)) void* run_layer(size_t bytes) {
   return ptr;
 }
 
+// Waits until the writer of the fifo closes it.
+void pause_on(const char* fifo) {
+  std::printf("paused %d\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+  int fd = open(fifo, O_RDONLY);
+  char byte;
+  while (fd >= 0 && read(fd, &byte, 1) > 0) {
+  }
+  if (fd >= 0) close(fd);
+}
+
 int main(int argc, char** argv) {
   if (argc < 4) return 2;
   int steps = std::atoi(argv[1]);
   size_t keep = std::strtoull(argv[2], nullptr, 10) * kMiB;
   size_t work = std::strtoull(argv[3], nullptr, 10) * kMiB;
   size_t settle = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0;
+  const char* pause_at = std::getenv("STEP_WORKLOAD_PAUSE_AT");
+  const char* fifo = std::getenv("STEP_WORKLOAD_FIFO");
   void* weights = alloc_weights(64 * kMiB);
   std::deque<void*> kept;
   for (g_step = 1; g_step <= steps; ++g_step) {
@@ -63,6 +81,7 @@ int main(int argc, char** argv) {
       kept.pop_front();
     }
     void* activations = run_layer(work);
+    if (pause_at && fifo && std::atoi(pause_at) == g_step) pause_on(fifo);
     cudaFree(activations);
     gmt_phase_pop();
   }
