@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -30,13 +30,11 @@ std::vector<sources::NamedSnapshot> RecordedHistory::snapshot_itself(const std::
   return {one};
 }
 
-int32_t RecordedHistory::busiest_device() const {
-  std::map<int32_t, uint64_t> entries;
+std::vector<int32_t> RecordedHistory::devices() const {
+  std::set<int32_t> devices;
   for (const pytorch::HistoryStep& step : history_.steps)
-    if (step.kind == pytorch::HistoryStep::Kind::Entry) ++entries[step.device];
-  auto most = std::max_element(entries.begin(), entries.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  return most == entries.end() ? 0 : most->first;
+    if (step.kind == pytorch::HistoryStep::Kind::Entry) devices.insert(step.device);
+  return {devices.begin(), devices.end()};
 }
 
 allocator_model::Settings RecordedHistory::recorded_settings(const allocator_model::Settings& base) const {

@@ -31,8 +31,8 @@ class RecordedHistory {
 
   const pytorch::JoinedHistory& history() const { return history_; }
   std::span<const pytorch::TakenSnapshot> taken() const { return taken_; }
-  // The device whose history has the most entries.
-  int32_t busiest_device() const;
+  // The devices whose history has entries, in order.
+  std::vector<int32_t> devices() const;
   // PYTORCH_CUDA_ALLOC_CONF as recorded; empty when no snapshot has its allocator_settings.
   const std::string& alloc_conf() const { return alloc_conf_; }
   // The settings the snapshots recorded, over `base` (the memory fraction and the device are not recorded).

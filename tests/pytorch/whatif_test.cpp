@@ -24,7 +24,7 @@ TEST_F(Whatif, RecordedSettingsGiveThePeakAndExpandableSegmentsThePeakOfARealRun
   TorchRun expandable =
       run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
   ASSERT_EQ(expandable.checks["done"], true) << describe(expandable.result);
-  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace})["devices"][0];
   const nlohmann::json& replay = json["replay_of_recorded"];
   EXPECT_EQ(replay["recorded_segment_events"], 34);
   EXPECT_EQ(replay["matched_segment_events"], 34);
@@ -41,7 +41,7 @@ TEST_F(Whatif, RecordedSettingsGiveThePeakAndExpandableSegmentsThePeakOfARealRun
 // A device too small for the run: the first request that fails, with its stack from the snapshot.
 TEST_F(Whatif, ASmallDeviceRunsOutOfMemoryAtARequestWithItsStack) {
   TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"ALLOCATOR_REPLAY_STACKS", "1"}});
-  nlohmann::json json = report({"whatif", "--json", "--memory", "100MiB", recorded.trace});
+  nlohmann::json json = report({"whatif", "--json", "--memory", "100MiB", recorded.trace})["devices"][0];
   ASSERT_EQ(json["scenarios"].size(), 2u);
   const nlohmann::json& small = json["scenarios"][1];
   EXPECT_EQ(small["name"], "memory=100 MiB");
@@ -68,7 +68,7 @@ TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
   TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB");
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   nlohmann::json json = report({"whatif", "--json", "--set", "max_split_size_mb=24", "--set",
-                                "roundup_power2_divisions=4", recorded.trace});
+                                "roundup_power2_divisions=4", recorded.trace})["devices"][0];
   ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   struct Case {
     std::string scenario, conf;
@@ -87,7 +87,7 @@ TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
   ASSERT_EQ(gc.checks["done"], true) << describe(gc.result);
   // The snapshot records neither the fraction nor the device: --fraction and --device give them.
   json = report({"whatif", "--json", "--device", "16GiB", "--fraction", "0.03125", "--set",
-                 "garbage_collection_threshold=0.9", "--set", "per_process_memory_fraction=0.025", gc.trace});
+                 "garbage_collection_threshold=0.9", "--set", "per_process_memory_fraction=0.025", gc.trace})["devices"][0];
   ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   EXPECT_EQ(scenario(json, "recorded settings")["peak_reserved_bytes"], gc.checks["max_reserved"]);
   TorchRun threshold = run_torch(kScript, {"memory_fraction_gc"}, "16GiB",
@@ -112,7 +112,7 @@ TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit)
   TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
-  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace})["devices"][0];
   EXPECT_EQ(json["device_memory_bytes"], 960 * kMiB);
   EXPECT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   nlohmann::json as_recorded = scenario(json, "recorded settings");
