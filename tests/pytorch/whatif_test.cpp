@@ -166,6 +166,89 @@ TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit)
       << text.out;
 }
 
+// two_devices on two simulated devices of 960 MiB: fragmenting_mix on cuda:0, tail_waste on cuda:1. whatif replays
+// each device's history, a table each: device 0 reproduces its 34 segment events and PyTorch's peak (205,520,896 B,
+// as fragmenting_mix alone), device 1 its 48 segments, the out-of-memory failure at request 144 (counted among its
+// own requests) on the 960 MiB its out-of-memory record gives, and 44 pages of 20 MiB with expandable segments.
+// `oom` replays the failing device: its failures are device 1's, with the same figures as tail_waste alone.
+TEST_F(Whatif, EveryDeviceWithHistoryGetsItsTableAndOomReplaysTheFailingDevice) {
+  TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB",
+                                {{"GPUMEMTRACE_SIM_DEVICES", "2"}, {"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
+  ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  ASSERT_EQ(json["devices"].size(), 2u) << json.dump(1);
+  const nlohmann::json& d0 = json["devices"][0];
+  EXPECT_EQ(d0["device"], 0);
+  EXPECT_EQ(d0["device_memory_bytes"], nullptr);  // no out-of-memory record on it
+  EXPECT_EQ(d0["replay_of_recorded"]["requests"], 120);
+  EXPECT_EQ(d0["replay_of_recorded"]["recorded_segment_events"], 34);
+  EXPECT_EQ(d0["replay_of_recorded"]["matched_segment_events"], 34);
+  EXPECT_EQ(recorded.checks["max_reserved_0"], 205520896);
+  EXPECT_EQ(scenario(d0, "recorded settings")["peak_reserved_bytes"], recorded.checks["max_reserved_0"]);
+  EXPECT_EQ(scenario(d0, "expandable_segments=True")["peak_reserved_bytes"], 213909504);
+  const nlohmann::json& d1 = json["devices"][1];
+  EXPECT_EQ(d1["device"], 1);
+  EXPECT_EQ(d1["device_memory_bytes"], 960 * kMiB);
+  EXPECT_EQ(d1["replay_of_recorded"]["requests"], 145);
+  EXPECT_EQ(d1["replay_of_recorded"]["recorded_segment_events"], 48);
+  EXPECT_EQ(d1["replay_of_recorded"]["matched_segment_events"], 48);
+  EXPECT_EQ(scenario(d1, "recorded settings")["peak_reserved_bytes"], recorded.checks["max_reserved_1"]);
+  EXPECT_EQ(scenario(d1, "recorded settings")["first_out_of_memory"]["request"], 144);
+  EXPECT_EQ(scenario(d1, "recorded settings")["first_out_of_memory"]["phase"], "fill/batch #5");
+  EXPECT_EQ(scenario(d1, "expandable_segments=True")["peak_reserved_bytes"], 44 * 20 * kMiB);
+  EXPECT_EQ(d1["recommended"], "expandable_segments=True");
+  ProcessResult text = run_gpumemtrace({"whatif", recorded.trace});
+  EXPECT_NE(text.out.find("\ndevice 0: input: PyTorch's history\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\ndevice 1: input: PyTorch's history\nDevice memory: 960 MiB (from an out-of-memory record)\n"),
+            std::string::npos)
+      << text.out;
+
+  nlohmann::json ooms = report({"oom", "--json", recorded.trace})["ooms"];
+  ASSERT_EQ(ooms.size(), 2u) << ooms.dump(1);
+  for (nlohmann::json& oom : ooms) {
+    EXPECT_EQ(oom["device"], 1);
+    const nlohmann::json& whatif = oom["whatif"];
+    ASSERT_TRUE(whatif.is_object()) << oom.dump(1);
+    EXPECT_EQ(whatif["request"], 144);
+    EXPECT_EQ(whatif["device_memory_bytes"], 960 * kMiB);
+    EXPECT_EQ(whatif["outcomes"][0]["fails_at_request"], 144);
+    EXPECT_EQ(whatif["outcomes"][0]["live_bytes"], 145 * 6 * kMiB);
+    EXPECT_EQ(whatif["outcomes"][1]["setting"], "expandable_segments=True");
+    EXPECT_EQ(whatif["outcomes"][1]["fits"], true);
+    EXPECT_EQ(whatif["outcomes"][1]["peak_reserved_bytes"], 44 * 20 * kMiB);
+  }
+}
+
+// The snapshot of two_devices read on its own (no trace): whatif replays both devices (the device's memory from
+// --device: a snapshot does not record it); `oom` finds the failure in the snapshot's oom entry and replays it on
+// the memory PyTorch held then (960 MiB) plus the free memory the entry gives (0), the others' memory taken as none.
+TEST_F(Whatif, ASnapshotReadAloneIsReplayedByWhatifAndOom) {
+  std::string snapshot = make_temp_dir() + "/two_devices.pickle";
+  TorchRun recorded = run_torch(kScript, {"two_devices", snapshot}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
+  ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
+  nlohmann::json json = report({"whatif", "--json", "--device", "960MiB", snapshot});
+  ASSERT_EQ(json["devices"].size(), 2u) << json.dump(1);
+  EXPECT_EQ(json["devices"][0]["replay_of_recorded"]["matched_segment_events"], 34);
+  EXPECT_EQ(json["devices"][0]["scenarios"][0]["peak_reserved_bytes"], 205520896);
+  EXPECT_EQ(json["devices"][1]["device_memory_from"], "--device");
+  EXPECT_EQ(json["devices"][1]["scenarios"][0]["first_out_of_memory"]["request"], 144);
+  EXPECT_EQ(json["devices"][1]["scenarios"][0]["first_out_of_memory"]["phase"], nullptr);  // no trace, no phases
+
+  nlohmann::json ooms = report({"oom", "--json", snapshot})["ooms"];
+  ASSERT_EQ(ooms.size(), 1u) << ooms.dump(1);  // the oom entry (the trace has the cudaMalloc's failure as well)
+  EXPECT_EQ(ooms[0]["device"], 1);
+  EXPECT_EQ(ooms[0]["verdict"], "pytorch-cache");
+  const nlohmann::json& whatif = ooms[0]["whatif"];
+  ASSERT_TRUE(whatif.is_object()) << ooms[0].dump(1);
+  EXPECT_EQ(whatif["request"], 144);
+  EXPECT_EQ(whatif["device_memory_bytes"], 960 * kMiB);
+  EXPECT_EQ(whatif["other_memory_bytes"], 0);
+  EXPECT_EQ(whatif["outcomes"][0]["fails_at_request"], 144);
+  EXPECT_EQ(whatif["outcomes"][1]["setting"], "expandable_segments=True");
+  EXPECT_EQ(whatif["outcomes"][1]["peak_reserved_bytes"], 44 * 20 * kMiB);
+}
+
 // `gpumemtrace html` of a trace with PyTorch's history has whatif's table (under the recorded settings and --explore's
 // grid), as Chromium shows it: the request that ran out of memory with its phase, and expandable segments fitting.
 TEST_F(Whatif, TheHtmlPageShowsTheTable) {
