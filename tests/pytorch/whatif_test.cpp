@@ -275,6 +275,34 @@ TEST_F(Whatif, TheHtmlPageShowsTheTable) {
   EXPECT_EQ(rows[1][5], "no");
 }
 
+// The page of two_devices has a table per device: the recorded settings and the grid but garbage collection, device 0's
+// rows (fragmenting_mix, 196 MiB, fits) then device 1's (tail_waste, out of memory at its request 144).
+TEST_F(Whatif, TheHtmlPageShowsATablePerDevice) {
+  if (!file_exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!file_exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
+  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
+    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
+  ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
+  std::string page = recorded.dir + "/report.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  ASSERT_EQ(browser.exit_code, 0) << browser.err;
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  const nlohmann::json& rows = seen["whatif_rows"];
+  ASSERT_EQ(rows.size(), 12u) << rows.dump();
+  EXPECT_EQ(rows[0][0], "recorded settings");
+  EXPECT_EQ(rows[0][1], "196 MiB");
+  EXPECT_EQ(rows[0][5], "no");
+  EXPECT_EQ(rows[6][0], "recorded settings");
+  EXPECT_EQ(rows[6][1], "960 MiB");
+  EXPECT_EQ(rows[6][5], "at request 144 (6.00 MiB) in fill/batch #5");
+  EXPECT_EQ(rows[7][0], "expandable_segments=True");
+  EXPECT_EQ(rows[7][1], "880 MiB");
+}
+
 TEST(WhatifCommandLine, AnUnknownSettingIsRefusedWithExit2) {
   REQUIRE_TORCH();
   TorchRun recorded = run_torch(kScript, {"small_tensors"}, "16GiB");
