@@ -73,9 +73,11 @@ void render_whatif_text(const report::WhatifModel& model, fmt::memory_buffer& ou
                  model.devices.size() == 1 ? device_name(model.devices[0].device)
                                            : fmt::format("{} devices", model.devices.size()));
   bool history = !model.devices.empty() && model.devices[0].input == report::WhatifInput::PytorchHistory;
-  fmt::format_to(to, "{}: PYTORCH_CUDA_ALLOC_CONF=\"{}\"{}\n", history ? "Recorded settings" : "Settings",
-                 model.alloc_conf,
-                 model.memory_fraction ? fmt::format(", memory fraction {}", *model.memory_fraction) : "");
+  std::string fraction = model.memory_fraction ? fmt::format(", memory fraction {}", *model.memory_fraction) : "";
+  if (history)
+    fmt::format_to(to, "Recorded settings: PYTORCH_CUDA_ALLOC_CONF=\"{}\"{}\n", model.alloc_conf, fraction);
+  else
+    fmt::format_to(to, "Settings: PyTorch's defaults (no snapshot records any){}\n", fraction);
   for (const report::WhatifDevice& d : model.devices) render_device(d, out);
 }
 

@@ -81,7 +81,9 @@ TEST(WhatifHeaps, ReplaysTheBlocksOfAnAnnotatedPoolThroughPytorchsAllocator) {
 
   ProcessResult text = run_gpumemtrace({"whatif", "--set", "expandable_segments=True", run.trace});
   EXPECT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("device 0: input: the blocks handed out by heap 'pool' (annotate.h)\n"), std::string::npos)
+  EXPECT_NE(text.out.find("Settings: PyTorch's defaults (no snapshot records any)\n\n"
+                          "device 0: input: the blocks handed out by heap 'pool' (annotate.h)\n"),
+            std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("Replay under PyTorch's defaults: 11 requests; peak reserved 64.0 MiB (67108864 B) by the "
                           "program's heaps, 82.0 MiB (85983232 B) by the model\n"),
