@@ -21,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
+#include "tests/support/trace_builder.h"
 #include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
@@ -113,6 +115,46 @@ TEST(WhatifHeaps, EveryDeviceWithBlocksGetsItsTable) {
   EXPECT_EQ(d1["scenarios"][0]["fits_in_bytes"], 36 * kMiB);
   EXPECT_EQ(d1["scenarios"][1]["peak_reserved_bytes"], 40 * kMiB);
   EXPECT_EQ(d1["recommended"], "PyTorch defaults");
+}
+
+// A heap as the NVTX memory extension records one (no device, no memory said), with a block freed later
+// (SubFreeRequested, then its SubFree): 300,000 B (small pool: a 2 MiB segment), 12 MiB (>= 10 MiB: a 12 MiB segment,
+// nothing left to split), its free requested, 10 MiB (the 12 MiB block is not free yet: a 10 MiB segment), the free
+// completed, 12 MiB again (reuses the first 12 MiB block), the heap reset: 2 + 12 + 10 = 24 MiB in 3 cudaMalloc calls.
+// Freed at the request, the 12 MiB block would have been split for the 10 MiB and the last 12 MiB would need a
+// segment: 26 MiB; never freed, 36 MiB.
+TEST(WhatifHeaps, AHeapOfNoDeviceIsReplayedWithItsFreesCompletedLater) {
+  using trace::SubAlloc, trace::SubFree, trace::SubFreeRequested;
+  constexpr uint64_t kBase = 0x7f0000000000;
+  TraceBuilder b;
+  b.thread_new(1, 1, "main");
+  b.event(trace::HeapCreate{{}, 1, trace::kNoDevice, kBase, 0, "regions"}, 1000);
+  b.event(SubAlloc{{}, 1, kBase, 300000, 0, 0}, 1000);
+  b.event(SubAlloc{{}, 1, kBase + kMiB, 12 * kMiB, 0, 0}, 1000);
+  b.event(SubFreeRequested{{}, 1, kBase + kMiB}, 1000);
+  b.event(SubAlloc{{}, 1, kBase + 13 * kMiB, 10 * kMiB, 0, 0}, 1000);
+  b.event(SubFree{{}, 1, kBase + kMiB}, 1000);
+  b.event(SubAlloc{{}, 1, kBase + 25 * kMiB, 12 * kMiB, 0, 0}, 1000);
+  b.event(trace::HeapReset{{}, 1}, 1000);
+  b.end(8, 1000);
+  ScratchDir scratch;
+  std::string trace = write_file(scratch / "regions.trace", b.bytes());
+  nlohmann::json json = whatif_json(trace, {});
+  ASSERT_EQ(json["devices"].size(), 1u) << json.dump(1);
+  const nlohmann::json& d = json["devices"][0];
+  EXPECT_EQ(d["device"], nullptr);
+  EXPECT_EQ(d["input_text"], "the blocks handed out by heap 'regions' (annotate.h or the NVTX memory extension)");
+  EXPECT_EQ(d["replay_of_recorded"]["requests"], 4);
+  EXPECT_EQ(d["replay_of_recorded"]["recorded_peak_reserved_bytes"], nullptr);
+  EXPECT_EQ(d["scenarios"][0]["peak_reserved_bytes"], 24 * kMiB);
+  EXPECT_EQ(d["scenarios"][0]["cuda_malloc_calls"], 3);
+  ProcessResult text = run_gpumemtrace({"whatif", trace});
+  EXPECT_NE(text.out.find("\ndevice not said: input: the blocks handed out by heap 'regions'"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("peak reserved not known by the program's heaps (a heap did not say its memory), 24.0 MiB "
+                          "(25165824 B) by the model\n"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST(WhatifHeaps, ATraceWithNeitherHistoryNorHeapsIsRefusedWithExit2) {
