@@ -17,6 +17,14 @@ std::string command_of(const trace::Process& process) {
   return out;
 }
 
+void note_param(const trace::Param& param, std::vector<RunParam>& params) {
+  auto same = std::find_if(params.begin(), params.end(), [&](const RunParam& p) { return p.name == param.name; });
+  if (same != params.end())
+    same->value = std::string(param.value);
+  else
+    params.push_back({std::string(param.name), std::string(param.value)});
+}
+
 // Reads every record into on_record(record, reader), telling `progress` now and then.
 template <typename OnRecord>
 void read_records(sources::SourceRecords& records, const ProgressFn& progress, OnRecord on_record) {
@@ -39,6 +47,7 @@ std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, u
   sources::SourceRecords records = source.records(limit);
   read_records(records, progress, [&](const trace::Record& record, const trace::Reader& reader) {
     replay->on_record(record, reader);
+    if (const auto* param = std::get_if<trace::Param>(&record)) note_param(*param, info.params);
     if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(&record); snapshot && named)
       named->push_back(sources::NamedSnapshot::of(*snapshot));
   });
@@ -49,6 +58,8 @@ std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, u
     info.rank = process->rank;
     info.start_wall_ns = process->start_wall_ns;
     info.command = command_of(*process);
+    info.executable = std::string(process->executable);
+    info.argv.assign(process->argv.begin(), process->argv.end());
   }
   info.complete = reader.status() == trace::Status::Complete;
   info.corrupt = reader.status() == trace::Status::Corrupt;

@@ -14,6 +14,7 @@
 #include "analyzer/replay/replay.h"
 #include "analyzer/analysis/passes.h"
 #include "analyzer/sources/trace_source.h"
+#include "common/run_params.h"
 
 namespace gpumemtrace::analysis {
 
@@ -23,6 +24,9 @@ struct TraceInfo {
   int64_t rank = -1;    // the rank the tracer saw (RANK, OMPI_COMM_WORLD_RANK, ...), -1 when unknown
   uint64_t start_wall_ns = 0;  // the wall clock (since the epoch) when the trace's clock was 0; 0 when unknown
   std::string command;  // argv joined by spaces (the executable when argv is empty)
+  std::string executable;  // the Process record's
+  std::vector<std::string> argv;
+  std::vector<RunParam> params;  // the Param records (gpumemtrace run --param), in order, a name once
   bool complete = false;
   bool corrupt = false;
   std::string error;    // what is corrupt, and where

@@ -75,6 +75,11 @@ void CommandLine::operands(std::string noun, std::vector<std::string>& values, s
   operand_count_ = count;
 }
 
+void CommandLine::operands_from(std::string noun, std::vector<std::string>& values, size_t minimum) {
+  operands(std::move(noun), values, minimum);
+  operand_count_is_minimum_ = true;
+}
+
 void CommandLine::rest(std::string noun, std::vector<std::string>& value) {
   app_->prefix_command();
   noun_ = std::move(noun);
@@ -131,7 +136,9 @@ void CommandLine::take_operands(const std::vector<std::string>& leftovers) const
     else
       operands_->push_back(arg);
   }
-  if (operands_->size() != operand_count_)
+  if (operand_count_is_minimum_ && operands_->size() < operand_count_)
+    throw UsageError(fmt::format("expects at least {} {}s, got {}", operand_count_, noun_, operands_->size()));
+  if (!operand_count_is_minimum_ && operands_->size() != operand_count_)
     throw UsageError(fmt::format("expects {} {}s, got {}", operand_count_, noun_, operands_->size()));
 }
 

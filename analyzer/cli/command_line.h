@@ -41,6 +41,8 @@ class CommandLine {
   void operand(std::string noun, std::string& value);
   // Exactly `count` operands, in order (diff's A and B); `noun` names one in messages.
   void operands(std::string noun, std::vector<std::string>& values, size_t count);
+  // `minimum` operands or more (fit's runs).
+  void operands_from(std::string noun, std::vector<std::string>& values, size_t minimum);
   // The first operand and everything after it, untouched: options after it are its own.
   void rest(std::string noun, std::vector<std::string>& value);
 
@@ -67,6 +69,7 @@ class CommandLine {
   std::vector<std::string>* rest_ = nullptr;
   std::vector<std::string>* operands_ = nullptr;
   size_t operand_count_ = 0;
+  bool operand_count_is_minimum_ = false;
 };
 
 // The value of an option: a whole number from 0 to max, or a size ("1MiB", "4096"). Throw UsageError.

@@ -23,13 +23,14 @@ extern const Command snapshot_command;
 extern const Command summary_command;
 extern const Command timeline_command;
 extern const Command whatif_command;
+extern const Command fit_command;
 
 namespace {
 const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
                                     &timeline_command, &phases_command, &export_command, &html_command,
                                     &check_command,    &baseline_command, &diff_command,  &snapshot_command,
-                                    &whatif_command, &info_command};
+                                    &whatif_command, &fit_command, &info_command};
 }  // namespace
 
 std::span<const Command* const> commands() { return kCommands; }

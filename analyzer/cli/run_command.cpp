@@ -1,7 +1,8 @@
-// gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--] CMD ARGS...
+// gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--param NAME=VALUE]...
+//                 [--] CMD ARGS...
 // Runs CMD with the tracer preloaded (or, with --inject, named by CUDA_INJECTION64_PATH) and exits as CMD
 // did. The environment is the tracer's contract: LD_PRELOAD or CUDA_INJECTION64_PATH, GPUMEMTRACE_ROOT_PID,
-// GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, and GPUMEMTRACE_CUPTI with --cupti.
+// GPUMEMTRACE_OUTPUT_ROOT, (unless set) GPUMEMTRACE_OUTPUT, GPUMEMTRACE_CUPTI with --cupti, GPUMEMTRACE_PARAMS with --param.
 #include <fmt/core.h>
 #include <stdlib.h>
 
@@ -15,6 +16,7 @@
 #include "analyzer/cli/tracer_layout.h"
 #include "common/clock.h"
 #include "common/output_pattern.h"
+#include "common/run_params.h"
 #include "common/size_units.h"
 #include "trace/reader/reader.h"
 #include "common/terminal_text.h"
@@ -26,8 +28,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kHelp =
-    "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--]\n"
-    "                       CMD [ARGS...]\n"
+    "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N]\n"
+    "                       [--param NAME=VALUE]... [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
     "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
@@ -42,7 +44,10 @@ constexpr std::string_view kHelp =
     "--cupti adds NVIDIA's CUPTI to the preloaded hooks: memory-pool sizes and release thresholds, and\n"
     "allocations the hooks cannot see. --inject traces through CUPTI alone, without LD_PRELOAD: the CUDA\n"
     "driver loads the tracer at cuInit (CUDA_INJECTION64_PATH); the simulated device does not. Without a\n"
-    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (docs/cupti.md: modes).\n";
+    "GPU or driver CUPTI says one line on stderr and CMD runs as it would without it (docs/cupti.md: modes).\n"
+    "\n"
+    "--param batch=32 records a named parameter of the run in the trace (GPUMEMTRACE_PARAMS, added to what it\n"
+    "already holds); reports show them, and `gpumemtrace fit` takes the batch size from `batch`.\n";
 
 constexpr std::string_view kExitStatus =
     "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
@@ -56,6 +61,7 @@ struct RunOptions {
   bool inject = false;
   std::optional<std::string> sim_memory;
   std::optional<std::string> sim_devices;
+  std::vector<RunParam> params;
   std::vector<std::string> command;
 };
 
@@ -72,8 +78,17 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   line.flag("--sim", options.sim, "run on the simulated CUDA device instead of a GPU");
   line.option("--sim-memory", "SIZE", options.sim_memory, "memory per simulated device, e.g. 16GiB (implies --sim)");
   line.option("--sim-devices", "N", options.sim_devices, "number of simulated devices (implies --sim)");
+  std::vector<std::string> params;
+  line.repeated("--param", "NAME=VALUE", params, "a named parameter of the run, recorded in the trace; repeatable");
   line.rest("command to run", options.command);
   if (!line.parse(args)) return std::nullopt;
+
+  for (const std::string& text : params) {
+    std::string error;
+    std::optional<RunParam> param = parse_param(text, &error);
+    if (!param) throw UsageError("--param " + error);
+    options.params.push_back(std::move(*param));
+  }
 
   if (output) {
     if (output->empty()) throw UsageError("-o needs a file name");
@@ -199,6 +214,13 @@ int run_main(std::span<const std::string> args) {
     }
     if (options->sim_memory) setenv("GPUMEMTRACE_SIM_MEMORY", options->sim_memory->c_str(), 1);
     if (options->sim_devices) setenv("GPUMEMTRACE_SIM_DEVICES", options->sim_devices->c_str(), 1);
+    if (!options->params.empty()) {
+      std::string error;
+      const char* set = getenv(kParamsVariable);
+      std::string list = set && parse_params(set, &error) ? std::string(set) : std::string();
+      list += (list.empty() ? "" : ",") + join_params(options->params);
+      setenv(kParamsVariable, list.c_str(), 1);
+    }
   });
   if (child.start_error) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", terminal_text(options->command[0]), std::strerror(child.start_error));

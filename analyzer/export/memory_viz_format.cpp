@@ -145,7 +145,7 @@ class SnapshotBuilder : public replay::AllocationListener {
                           trace::End, trace::PhaseDomain, trace::PhaseName, trace::PhasePush, trace::PhasePop,
                           trace::RangeStart, trace::RangeEnd, trace::SubName, trace::PoolThreshold,
                           trace::Source, trace::TorchHook, trace::TorchSnapshot, trace::DeviceState,
-                          trace::DeviceProcess, trace::Context, trace::Placement>([](const auto&) {}),
+                          trace::DeviceProcess, trace::Context, trace::Placement, trace::Param>([](const auto&) {}),
         },
         record);
   }

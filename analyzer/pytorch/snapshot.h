@@ -63,12 +63,20 @@ struct SnapshotEntry {
   FramesId frames = kNoFrames;
   std::string_view user_metadata;
 
-  // The same event, as two snapshots of one process's ring buffer have it (their frames are in different
-  // pickles and are not compared).
+  // The same event, as two snapshots of one process's ring buffer have it, but for the time (same_time): their
+  // frames are in different pickles and are not compared.
   bool same_event(const SnapshotEntry& other) const {
     return action == other.action && address == other.address && size == other.size &&
-           device_free == other.device_free && stream == other.stream && time_us == other.time_us &&
-           user_metadata == other.user_metadata;
+           device_free == other.device_free && stream == other.stream && user_metadata == other.user_metadata;
+  }
+  // The same time, as two snapshots have it: the allocator stamps an entry with the cycle counter, and each
+  // snapshot converts it to µs with a calibration of its own (c10's ApproximateClockToUnixTimeConverter), so one
+  // event's time_us differs between snapshots, by 1 µs on an idle machine and more under load.
+  static constexpr uint64_t kCalibrationSkewUs = 1000;
+  bool same_time(const SnapshotEntry& other) const {
+    if (!time_us || !other.time_us) return time_us == other.time_us;
+    uint64_t a = *time_us, b = *other.time_us;
+    return (a > b ? a - b : b - a) <= kCalibrationSkewUs;
   }
 };
 

@@ -107,6 +107,11 @@ void write_trace(JsonWriter& json, const report::TraceHeader& trace) {
   json.string("command", trace.command);
   json.boolean("complete", trace.complete);
   json.number("events", trace.events);
+  if (!trace.params.empty()) {
+    json.begin_object("params");
+    for (const RunParam& param : trace.params) json.string(param.name, param.value);
+    json.end_object();
+  }
   if (trace.snapshot) {
     const pytorch::SnapshotInfo& snapshot = *trace.snapshot;
     json.begin_object("snapshot");

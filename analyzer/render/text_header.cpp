@@ -127,6 +127,12 @@ void append_trace_header(fmt::memory_buffer& out, const report::TraceHeader& tra
   fmt::format_to(o, "trace: {}", terminal_text(trace.path));
   if (trace.pid) fmt::format_to(o, " (pid {}: {})", trace.pid, terminal_text(trace.command));
   out.push_back('\n');
+  if (!trace.params.empty()) {
+    fmt::format_to(o, "params:");
+    for (const RunParam& param : trace.params)
+      fmt::format_to(o, " {}={}", terminal_text(param.name), terminal_text(param.value));
+    out.push_back('\n');
+  }
   if (trace.complete)
     fmt::format_to(o, "complete: {} events over {}\n", trace.events, format_time(trace.span_ns));
   else

@@ -116,7 +116,7 @@ void Replay::on_record(const trace::Record& record, const trace::Reader& reader)
                  // the reader when it resolves a stack.
                  trace::handle<trace::Process, trace::ModulesBegin, trace::Module, trace::StacksReset,
                                trace::StackNode, trace::PythonCode, trace::NativeFunction, trace::ThreadNew,
-                               trace::ThreadSwitch, trace::Fork, trace::Source>(
+                               trace::ThreadSwitch, trace::Fork, trace::Source, trace::Param>(
                      [](const auto&) {}),
              },
              record);

@@ -2,17 +2,57 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "analyzer/allocator_model/recorded_settings.h"
+#include "analyzer/sources/trace_source.h"
 
 namespace gpumemtrace::report {
 
+Recorded read_recorded(const std::string& path) try {
+  Recorded out;
+  sources::TraceSource source(path);
+  if (source.snapshot()) {
+    out.named = RecordedHistory::snapshot_itself(path);
+    out.snapshot_alone = true;
+    return out;
+  }
+  std::shared_ptr<trace::Reader> reader = source.reader();
+  HeapRequestsReader heaps;
+  auto total = [&](int32_t device, uint64_t bytes) {
+    out.device_total[device] = std::max(out.device_total[device], bytes);
+  };
+  while (const trace::Record* record = reader->next()) {
+    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
+      out.named.push_back(sources::NamedSnapshot::of(*snapshot));
+      total(snapshot->device, snapshot->device_total);
+    } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
+      total(failed->device, failed->device_total);
+    } else {
+      std::visit(
+          [&](const auto& r) {
+            if constexpr (requires { heaps.on(r); }) heaps.on(r);
+          },
+          *record);
+    }
+  }
+  if (out.named.empty()) out.heaps = heaps.take();
+  return out;
+} catch (const WhatifError&) {
+  throw;
+} catch (const std::exception& error) {
+  throw WhatifError(error.what());
+}
+
+RecordedHistory RecordedHistory::load(const std::string& path) { return RecordedHistory(path, read_recorded(path).named); }
+
 RecordedHistory::RecordedHistory(const std::string& trace_path, std::span<const sources::NamedSnapshot> named) {
   if (named.empty())
-    throw WhatifError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
+    throw NoHistoryError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
   std::vector<std::string> unreadable;
   loaded_ = sources::join::load_snapshots(trace_path, named, unreadable);
   if (loaded_.empty()) throw WhatifError(unreadable.empty() ? "no snapshot could be read" : unreadable.front());
@@ -28,6 +68,15 @@ std::vector<sources::NamedSnapshot> RecordedHistory::snapshot_itself(const std::
   one.file = std::filesystem::path(path).filename().string();
   one.taken_ns = one.taken_wall_ns = UINT64_MAX / 2;  // its clock is its own
   return {one};
+}
+
+int32_t RecordedHistory::busiest_device() const {
+  std::map<int32_t, uint64_t> entries;
+  for (const pytorch::HistoryStep& step : history_.steps)
+    if (step.kind == pytorch::HistoryStep::Kind::Entry) ++entries[step.device];
+  auto most = std::max_element(entries.begin(), entries.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return most == entries.end() ? 0 : most->first;
 }
 
 std::vector<int32_t> RecordedHistory::devices() const {

@@ -10,6 +10,7 @@ TraceHeader trace_header(const analysis::Analysis& analysis) {
   header.path = analysis.trace.path;
   header.pid = analysis.trace.pid;
   header.command = analysis.trace.command;
+  header.params = analysis.trace.params;
   header.complete = analysis.trace.complete;
   header.events = analysis.trace.events;
   header.end_ns = replay.end_time_ns();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analyzer/replay/replay.h"
 #include "analyzer/analysis/analysis.h"
@@ -15,6 +16,7 @@ struct TraceHeader {
   std::string path;
   uint64_t pid = 0;      // 0: the trace has no process record
   std::string command;   // argv joined by spaces
+  std::vector<RunParam> params;  // the run's named parameters (gpumemtrace run --param)
   bool complete = false;
   uint64_t events = 0;
   uint64_t end_ns = 0;   // when the trace ends

@@ -2,14 +2,10 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
-#include <variant>
 
 #include <fmt/format.h>
 
 #include "analyzer/analysis/analysis.h"
-#include "analyzer/report/heap_requests.h"
-#include "analyzer/sources/trace_source.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::report {
@@ -27,42 +23,6 @@ constexpr std::string_view kExploreGrid[] = {
     "expandable_segments=True,roundup_power2_divisions=4",
     "garbage_collection_threshold=0.8",
 };
-
-// The snapshots a trace names, with the device's memory its out-of-memory records give; or the snapshot itself.
-// Without snapshots, the blocks its sub-allocators handed out.
-struct Recorded {
-  std::vector<sources::NamedSnapshot> named;
-  bool snapshot_alone = false;  // the path is a snapshot
-  std::map<int32_t, uint64_t> device_total;
-  std::vector<HeapRequests> heaps;
-};
-
-Recorded read_recorded(const std::string& path) {
-  Recorded out;
-  sources::TraceSource source(path);
-  if (source.snapshot()) {
-    out.named = RecordedHistory::snapshot_itself(path);
-    out.snapshot_alone = true;
-    return out;
-  }
-  std::shared_ptr<trace::Reader> reader = source.reader();
-  HeapRequestsReader heaps;
-  auto total = [&](int32_t device, uint64_t bytes) { out.device_total[device] = std::max(out.device_total[device], bytes); };
-  while (const trace::Record* record = reader->next()) {
-    if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
-      out.named.push_back(sources::NamedSnapshot::of(*snapshot));
-      total(snapshot->device, snapshot->device_total);
-    } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
-      total(failed->device, failed->device_total);
-    } else {
-      std::visit([&](const auto& r) {
-        if constexpr (requires { heaps.on(r); }) heaps.on(r);
-      }, *record);
-    }
-  }
-  out.heaps = heaps.take();
-  return out;
-}
 
 // "step/forward #3": the phase instance open at `time_ns` that started last (on any thread: the innermost of its
 // thread's), or "" when none is.
@@ -240,12 +200,7 @@ WhatifDevice device_whatif(const DeviceRequests& requests, const Settings& recor
 }  // namespace
 
 WhatifModel whatif_report(const std::string& path, const WhatifRequest& request) {
-  Recorded recorded;
-  try {
-    recorded = read_recorded(path);
-  } catch (const std::exception& error) {
-    throw WhatifError(error.what());
-  }
+  Recorded recorded = read_recorded(path);
   if (recorded.named.empty() && recorded.heaps.empty())
     throw WhatifError("no PyTorch snapshot and no block of a sub-allocator's heap in this trace: whatif replays "
                       "PyTorch's history or the blocks annotate.h or NVTX recorded (docs/whatif.md)");

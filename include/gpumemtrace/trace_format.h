@@ -82,6 +82,7 @@ enum class Token : uint8_t {
   DeviceProcess = 0x31,   // a process holding memory on the device of the DeviceState before it
   Context = 0x32,         // the process made a CUDA context on a device: the device's UUID, its free memory around it
   Placement = 0x33,       // the variables that place the process on a GPU: local rank, CUDA_VISIBLE_DEVICES
+  Param = 0x34,           // a named parameter of the run (gpumemtrace run --param batch=32: GPUMEMTRACE_PARAMS)
   AllocBase = 0x40,       // Alloc: AllocBase | api (an allocating one)
   FreeBase = 0x80,        // Free: FreeBase | api (a freeing one)
 };

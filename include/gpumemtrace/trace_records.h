@@ -816,6 +816,21 @@ struct Placement {
   bool operator==(const Placement&) const = default;
 };
 
+// A named parameter of the run (`gpumemtrace run --param batch=32`, or GPUMEMTRACE_PARAMS set by hand); written after
+// Process (and Placement), one per parameter.
+struct Param {
+  static constexpr Token kToken = Token::Param;
+  static constexpr std::string_view kName = "param";
+  std::string_view name;
+  std::string_view value;
+
+  static void fields(auto& r, auto&& f) {
+    f.str("name", r.name);
+    f.str("value", r.value);
+  }
+  bool operator==(const Param&) const = default;
+};
+
 // The process ended normally. It has a time but is not an event itself.
 struct End : Event {
   static constexpr Token kToken = Token::End;
@@ -855,7 +870,7 @@ using Record = std::variant<Process, ModulesBegin, Module, StacksReset, StackNod
                             PoolDestroy, PoolTrim, PoolUsage, MemInfo, End, PythonCode, PhaseDomain, PhaseName,
                             PhasePush, PhasePop, RangeStart, RangeEnd, HeapCreate, HeapDestroy, HeapReset, SubAlloc,
                             SubFree, SubName, PoolThreshold, Source, TorchHook, TorchSnapshot, NativeFunction,
-                            SubFreeRequested, DeviceState, DeviceProcess, Context, Placement>;
+                            SubFreeRequested, DeviceState, DeviceProcess, Context, Placement, Param>;
 
 // Records that say what the program did, which End counts: those with a time, but End.
 template <typename R>

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/run_params.h"
 #include "interpose/base/config.h"
 #include "interpose/base/debug_log.h"
 #include "interpose/base/spinning_mutex.h"
@@ -324,6 +325,13 @@ class Recorder {
     info.rank = current_rank();
     info.local_rank = current_local_rank();
     if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) info.visible_devices = visible;
+    if (const char* list = std::getenv(kParamsVariable)) {
+      std::string error;
+      if (std::optional<std::vector<RunParam>> params = parse_params(list, &error))
+        for (RunParam& p : *params) info.params.emplace_back(std::move(p.name), std::move(p.value));
+      else
+        warn("%s is not name=value[,name=value...] (%s): no parameter recorded", kParamsVariable, error.c_str());
+    }
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     info.hostname = host;

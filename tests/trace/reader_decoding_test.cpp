@@ -401,6 +401,7 @@ TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
       trace::DeviceProcess{4194402, 256 << 20, "stale worker"},
       trace::Context{at, 1, 1, "GPU-4d1b6a70-0000-4000-8000-000000000001", 512 << 20, 480 << 20, 1 << 30},
       trace::Placement{-1, 1, ""},
+      trace::Param{"batch", "32"},
       trace::Fork{99},
       trace::PhaseDomain{1, "net"},
       trace::PhaseName{0, 1, "forward"},

@@ -25,6 +25,7 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
                        process.hostname, process.executable, argv});
   if (process.local_rank >= 0 || process.visible_devices)
     write(trace::Placement{process.local_rank, process.visible_devices ? 1u : 0u, process.visible_devices.value_or("")});
+  for (const auto& [name, value] : process.params) write(trace::Param{name, value});
   // Named only now: a file at the trace's path always reads as a trace, however early its process is killed.
   return sink_.publish();
 }

@@ -27,6 +27,7 @@ struct ProcessInfo {
   int64_t rank = -1;
   int64_t local_rank = -1;                     // with visible_devices: the Placement record, when either is set
   std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES; none: unset
+  std::vector<std::pair<std::string, std::string>> params;  // the run's named parameters: a Param record each
   std::string hostname;
   std::string executable;
   std::vector<std::string> argv;

@@ -51,8 +51,14 @@ size_t repeated_entries(std::span<const SnapshotEntry* const> history, std::span
       right = i + z[i];
     }
   }
+  // Runs alike but for the time are checked for it, longest first (a loop repeats its events exactly).
+  auto same_times = [&](size_t k) {
+    for (size_t j = 0, run = std::min(k, n); j < run; ++j)
+      if (!history[n - run + j]->same_time(later[k - run + j])) return false;
+    return true;
+  };
   for (size_t k = m; k > 0; --k)
-    if (z[n + 1 + (m - k)] >= std::min(k, n)) return k;
+    if (z[n + 1 + (m - k)] >= std::min(k, n) && same_times(k)) return k;
   return 0;
 }
 

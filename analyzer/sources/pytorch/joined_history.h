@@ -65,7 +65,8 @@ struct JoinedHistory {
 JoinedHistory join_histories(std::span<const TakenSnapshot> snapshots);
 
 // How many entries at the beginning of `later` are already at the end of `history`: the largest k such that
-// later[0, k) ends with the last min(k, history.size()) entries of `history`. Linear in both sizes.
+// later[0, k) ends with the last min(k, history.size()) entries of `history` (SnapshotEntry::same_event and
+// same_time). Linear in both sizes, but for runs that are alike at times too far apart.
 size_t repeated_entries(std::span<const SnapshotEntry* const> history, std::span<const SnapshotEntry> later);
 
 }  // namespace gpumemtrace::pytorch

@@ -386,8 +386,19 @@ TEST(RepeatedEntries, TheLongestRunThatRepeatsTheHistorysEnd) {
   EXPECT_EQ(repeated({a, b, c}, {c}), 1u);
   EXPECT_EQ(repeated({}, {a}), 0u);
   pytorch::SnapshotEntry later_b = b;
-  later_b.time_us = 20;
-  EXPECT_EQ(repeated({a, b}, {later_b, c}), 0u) << "the same block again, later: another event";
+  later_b.time_us = 11 + 2000;
+  EXPECT_EQ(repeated({a, b}, {later_b, c}), 0u) << "the same block again, 2 ms later: another event";
+  pytorch::SnapshotEntry b_recalibrated = b, c_recalibrated = c;
+  b_recalibrated.time_us = 11 + 3;
+  c_recalibrated.time_us = 12 + 3;
+  EXPECT_EQ(repeated({a, b, c}, {b_recalibrated, c_recalibrated, d}), 2u)
+      << "one event, its time converted by another snapshot's calibration";
+  auto step = [](pytorch::SnapshotEntry e, uint64_t n) {
+    e.time_us = *e.time_us + n * 5000;
+    return e;
+  };
+  EXPECT_EQ(repeated({a, b, step(a, 1), step(b, 1)}, {step(a, 1), step(b, 1), step(a, 2), step(b, 2)}), 2u)
+      << "a loop's events, alike but a step apart, are not the history again";
   EXPECT_EQ(repeated({a, a, a}, {a, a, a, a}), 4u) << "alike events: the longest run";
 }
 
