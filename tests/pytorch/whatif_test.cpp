@@ -249,23 +249,36 @@ TEST_F(Whatif, ASnapshotReadAloneIsReplayedByWhatifAndOom) {
   EXPECT_EQ(whatif["outcomes"][1]["peak_reserved_bytes"], 44 * 20 * kMiB);
 }
 
+// Why the page cannot be opened here (no Chromium, node or playwright-core), or "".
+std::string browser_missing() {
+  if (!file_exists(CHROMIUM_PATH)) return "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!file_exists(NODE_PATH_PROGRAM)) return "no node (scripts/setup.sh installs it)";
+  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
+    return "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  return "";
+}
+
+// The cells of the what-if tables of `gpumemtrace html`'s page of the run, as Chromium shows them (a failure, and
+// no rows, when the page cannot be made or has console errors).
+nlohmann::json whatif_rows(const TorchRun& recorded) {
+  std::string page = recorded.dir + "/report.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
+  EXPECT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  EXPECT_EQ(browser.exit_code, 0) << browser.err;
+  if (html.exit_code != 0 || browser.exit_code != 0) return nlohmann::json::array();
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  return seen["whatif_rows"];
+}
+
 // `gpumemtrace html` of a trace with PyTorch's history has whatif's table (under the recorded settings and --explore's
 // grid), as Chromium shows it: the request that ran out of memory with its phase, and expandable segments fitting.
 TEST_F(Whatif, TheHtmlPageShowsTheTable) {
-  if (!file_exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!file_exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string missing = browser_missing(); !missing.empty()) GTEST_SKIP() << missing;
   TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
-  std::string page = recorded.dir + "/report.html";
-  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
-  ASSERT_EQ(browser.exit_code, 0) << browser.err;
-  nlohmann::json seen = nlohmann::json::parse(browser.out);
-  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
-  const nlohmann::json& rows = seen["whatif_rows"];
+  nlohmann::json rows = whatif_rows(recorded);
   ASSERT_EQ(rows.size(), 6u) << rows.dump();  // the recorded settings and the grid but garbage collection
   EXPECT_EQ(rows[0][0], "recorded settings");
   EXPECT_EQ(rows[0][1], "960 MiB");
@@ -278,20 +291,10 @@ TEST_F(Whatif, TheHtmlPageShowsTheTable) {
 // The page of two_devices has a table per device: the recorded settings and the grid but garbage collection, device 0's
 // rows (fragmenting_mix, 196 MiB, fits) then device 1's (tail_waste, out of memory at its request 144).
 TEST_F(Whatif, TheHtmlPageShowsATablePerDevice) {
-  if (!file_exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!file_exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string missing = browser_missing(); !missing.empty()) GTEST_SKIP() << missing;
   TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
-  std::string page = recorded.dir + "/report.html";
-  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
-  ASSERT_EQ(browser.exit_code, 0) << browser.err;
-  nlohmann::json seen = nlohmann::json::parse(browser.out);
-  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
-  const nlohmann::json& rows = seen["whatif_rows"];
+  nlohmann::json rows = whatif_rows(recorded);
   ASSERT_EQ(rows.size(), 12u) << rows.dump();
   EXPECT_EQ(rows[0][0], "recorded settings");
   EXPECT_EQ(rows[0][1], "196 MiB");
