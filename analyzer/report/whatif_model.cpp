@@ -269,6 +269,10 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
     }
   }
 
+  if (model.devices.empty())
+    throw WhatifError("PyTorch's history has no entry to replay: the snapshots have no device_traces "
+                      "(_record_memory_history was off, or the older form that keeps a history per block)");
+
   // The phase of each request that runs out of memory, from the trace's phase records (another reading).
   bool runs_out = false;
   for (const WhatifDevice& d : model.devices)

@@ -1,6 +1,6 @@
 // A program with its own pool allocator, no PyTorch: one cudaMalloc'd segment per device, blocks handed out from
 // it one after the other (aligned to 512 B) and said with annotate.h, for `whatif` to replay them through the model
-// of PyTorch's caching allocator (tests/analyzer/cli/whatif_heaps_test.cpp has the figures, computed by hand).
+// of PyTorch's caching allocator (tests/analyzer/cli/whatif_command_test.cpp has the figures, computed by hand).
 //   heap_workload [DEVICES]
 //   device 0: heap "pool" of 64 MiB: a block of 1000 B, then ten of 6 MiB; all freed, the heap destroyed
 //   device 1 (DEVICES 2): heap "pool" of 40 MiB: three blocks of 12 MiB; the heap reset, then destroyed

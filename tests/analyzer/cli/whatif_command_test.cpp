@@ -1,5 +1,6 @@
-// gpumemtrace whatif on a program without PyTorch: the blocks its own pool allocator handed out, said with annotate.h
-// (programs/heap_workload.cpp), replayed through the model of PyTorch's caching allocator, one table per device.
+// gpumemtrace whatif without real PyTorch: what it refuses, and a program without PyTorch: the blocks its own pool
+// allocator handed out, said with annotate.h (programs/heap_workload.cpp), replayed through the model of PyTorch's
+// caching allocator, one table per device.
 //
 // The figures, from the allocator's rules (docs/whatif.md, "Rules modelled"):
 // Device 0: a block of 1000 B, then ten of 6 MiB, on the default stream (heap records name none).
@@ -157,7 +158,19 @@ TEST(WhatifHeaps, AHeapOfNoDeviceIsReplayedWithItsFreesCompletedLater) {
       << text.out;
 }
 
-TEST(WhatifHeaps, ATraceWithNeitherHistoryNorHeapsIsRefusedWithExit2) {
+// A legacy snapshot (blocks carry their own history, no device_traces): nothing to replay, said, exit 2 (before, a
+// table of a replay of no request).
+TEST(WhatifCommand, ASnapshotWithoutHistoryIsRefusedWithExit2) {
+  std::string snapshot = test_data_dir() + "/pytorch-snapshots/yiyi_oom_snapshot.pickle";
+  ProcessResult r = run_gpumemtrace({"whatif", snapshot});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpumemtrace: " + snapshot +
+                       ": PyTorch's history has no entry to replay: the snapshots have no device_traces "
+                       "(_record_memory_history was off, or the older form that keeps a history per block)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(WhatifCommand, ATraceWithNeitherHistoryNorHeapsIsRefusedWithExit2) {
   TracedRun run = run_traced("report_prog_steps", {"2", "4", "32"});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.out << run.result.err;
   ProcessResult r = run_gpumemtrace({"whatif", run.trace});
