@@ -54,7 +54,7 @@ class Replayer {
         options_(options),
         out_(out) {}
 
-  void run(const std::vector<const SnapshotEntry*>& entries) {
+  void run(std::span<const SnapshotEntry* const> entries) {
     for (size_t i = 0; i < entries.size(); ++i) {
       if (options_.last_request && out_.requests > *options_.last_request) break;
       entry_ = i;
@@ -193,18 +193,25 @@ class Replayer {
 
 HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, const pytorch::JoinedHistory& history,
                              int32_t device, const Settings& settings, const HistoryReplayOptions& options) {
-  HistoryReplay out;
   std::vector<const SnapshotEntry*> entries;
-  bool first = true;
+  bool first = true, initial_state_empty = true;
   for (const pytorch::HistoryStep& step : history.steps) {
     if (step.device != device) continue;
     if (step.kind == pytorch::HistoryStep::Kind::State) {
-      if (first && !history.states[step.state].segments.empty()) out.initial_state_empty = false;
+      if (first && !history.states[step.state].segments.empty()) initial_state_empty = false;
     } else {
       entries.push_back(&step.entry_of(snapshots));
     }
     first = false;
   }
+  HistoryReplay out = replay_entries(entries, settings, options);
+  out.initial_state_empty = initial_state_empty;
+  return out;
+}
+
+HistoryReplay replay_entries(std::span<const pytorch::SnapshotEntry* const> entries, const Settings& settings,
+                             const HistoryReplayOptions& options) {
+  HistoryReplay out;
   Replayer(settings, options, out).run(entries);
   size_t common = std::min(out.recorded.size(), out.modelled.size());
   for (size_t i = 0; i < common && !out.first_difference; ++i) {

@@ -54,6 +54,12 @@ struct HistoryReplayOptions {
 HistoryReplay replay_history(std::span<const pytorch::TakenSnapshot> snapshots, const pytorch::JoinedHistory& history,
                              int32_t device, const Settings& settings, const HistoryReplayOptions& options = {});
 
+// The entries themselves, replayed the same way: requests (alloc, free, free_requested, free_completed, oom) and
+// segment entries to compare with, in order. A program's own sub-allocator's blocks, made into alloc and free entries,
+// are replayed so (report/heap_requests.h).
+HistoryReplay replay_entries(std::span<const pytorch::SnapshotEntry* const> entries, const Settings& settings,
+                             const HistoryReplayOptions& options = {});
+
 // `device`'s first oom entry at `time_ns` or later on the trace's clock, within `slack_ns`: the one PyTorch recorded
 // for an out-of-memory failure at that moment, with its request (counted from 0, as the replay counts them).
 struct OomRequest {

@@ -1,5 +1,5 @@
-// gpumemtrace whatif TRACE: a recorded run's PyTorch history replayed through the model of PyTorch's caching
-// allocator, under the recorded settings and under others (report/whatif_model.h, docs/whatif.md).
+// gpumemtrace whatif TRACE: a recorded run's PyTorch history (or its heap blocks) replayed through the model of
+// PyTorch's caching allocator, under the recorded settings and under others (report/whatif_model.h, docs/whatif.md).
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -20,7 +20,9 @@ constexpr std::string_view kHelp =
     "\n"
     "Replays what PyTorch's caching allocator was asked for in a recorded run (the history of the PyTorch\n"
     "snapshots beside TRACE, or TRACE itself when it is a snapshot) through a model of the allocator of\n"
-    "PyTorch 2.14.1 (docs/whatif.md). First under the settings the snapshot recorded: how many of the recorded\n"
+    "PyTorch 2.14.1 (docs/whatif.md), each device with history on its own. A trace without snapshots is replayed\n"
+    "from the blocks its own sub-allocator handed out (annotate.h or NVTX heaps), under PyTorch's defaults and\n"
+    "against the memory of its heaps. First under the settings the snapshot recorded: how many of the recorded\n"
     "segment allocations and frees the model reproduced, in order, and the peak reserved recorded and replayed.\n"
     "Then under each scenario asked for, one row each: peak reserved, peak fragmentation (reserved -\n"
     "allocated), the largest free block at the worst moment (the first failure, else that peak), cudaMalloc\n"
@@ -39,8 +41,8 @@ constexpr std::string_view kHelp =
 
 constexpr std::string_view kExitStatus =
     "Exit status: 0 when the history was replayed, 1 for a bad command line, 2 when the trace has no PyTorch\n"
-    "history that can be read or a setting is one the model does not take (one line on stderr), 3 for a system\n"
-    "error.\n";
+    "history that can be read nor heap blocks, or a setting is one the model does not take (one line on stderr),\n"
+    "3 for a system error.\n";
 
 int fail(const std::string& message) { return command_error("whatif", message); }
 

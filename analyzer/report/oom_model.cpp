@@ -86,11 +86,14 @@ class HistoryOnDemand {
   const RecordedHistory* get(std::string& why) {
     if (!tried_) {
       tried_ = true;
-      if (!trace_.joined || trace_.joined->snapshots.empty()) {
-        why_ = "PyTorch's history is not joined to this trace (a snapshot read alone: `gpumemtrace whatif` replays it)";
-      } else {
-        std::vector<sources::NamedSnapshot> named;
+      std::vector<sources::NamedSnapshot> named;
+      if (trace_.snapshot)
+        named = RecordedHistory::snapshot_itself(trace_.path);
+      else if (trace_.joined)
         for (const sources::JoinedSnapshot& s : trace_.joined->snapshots) named.push_back(s.named);
+      if (named.empty()) {
+        why_ = "PyTorch's history is not joined to this trace";
+      } else {
         try {
           history_.emplace(trace_.path, named);
         } catch (const WhatifError& error) {
@@ -109,18 +112,23 @@ class HistoryOnDemand {
   std::string why_;
 };
 
-void add_whatif(OomFailure& out, HistoryOnDemand& history) {
+void add_whatif(OomFailure& out, HistoryOnDemand& history, bool snapshot_alone) {
   if (!out.heaps_are_pytorch || (out.verdict != Verdict::PytorchCache && out.verdict != Verdict::Fragmentation)) return;
-  if (!out.device || out.total_bytes == 0) {
+  uint64_t pytorch_reserved = out.heaps ? out.heaps->reserved_bytes : out.held_bytes;
+  // A snapshot does not say the device's memory: PyTorch's segments and the free memory its oom entry gives, the
+  // others' memory taken as none.
+  uint64_t total = out.total_bytes == 0 && snapshot_alone && out.free_bytes + pytorch_reserved > 0
+                       ? out.free_bytes + pytorch_reserved
+                       : out.total_bytes;
+  if (!out.device || total == 0) {
     out.whatif_missing = "the device's memory at the failure is not in the trace";
     return;
   }
   const RecordedHistory* recorded = history.get(out.whatif_missing);
   if (!recorded) return;
   // Everything on the device but free memory and PyTorch's segments, taken as constant.
-  uint64_t pytorch_reserved = out.heaps ? out.heaps->reserved_bytes : out.held_bytes;
-  uint64_t others = out.total_bytes - std::min(out.total_bytes, out.free_bytes + pytorch_reserved);
-  out.whatif = oom_whatif(*recorded, *out.device, out.time_ns, out.total_bytes, others);
+  uint64_t others = total - std::min(total, out.free_bytes + pytorch_reserved);
+  out.whatif = oom_whatif(*recorded, *out.device, out.time_ns, total, others);
   if (!out.whatif) out.whatif_missing = "PyTorch's history has no oom entry for this failure";
 }
 
@@ -142,7 +150,7 @@ OomModel oom_model(ModelInput& input) {
       ++model.other_failures;
     } else if (wanted_account(replay.accounts()[failure.account], filter)) {
       model.failures.push_back(failure_model(input, failure, growth, pytorch));
-      add_whatif(model.failures.back(), history);
+      add_whatif(model.failures.back(), history, input.trace().snapshot.has_value());
     }
   }
   return model;

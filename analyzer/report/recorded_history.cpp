@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -21,14 +22,25 @@ Recorded read_recorded(const std::string& path) try {
     return out;
   }
   std::shared_ptr<trace::Reader> reader = source.reader();
+  HeapRequestsReader heaps;
+  auto total = [&](int32_t device, uint64_t bytes) {
+    out.device_total[device] = std::max(out.device_total[device], bytes);
+  };
   while (const trace::Record* record = reader->next()) {
     if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(record)) {
       out.named.push_back(sources::NamedSnapshot::of(*snapshot));
-      out.device_total = std::max(out.device_total, snapshot->device_total);
+      total(snapshot->device, snapshot->device_total);
     } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
-      out.device_total = std::max(out.device_total, failed->device_total);
+      total(failed->device, failed->device_total);
+    } else {
+      std::visit(
+          [&](const auto& r) {
+            if constexpr (requires { heaps.on(r); }) heaps.on(r);
+          },
+          *record);
     }
   }
+  if (out.named.empty()) out.heaps = heaps.take();
   return out;
 } catch (const WhatifError&) {
   throw;
@@ -65,6 +77,13 @@ int32_t RecordedHistory::busiest_device() const {
   auto most = std::max_element(entries.begin(), entries.end(),
                                [](const auto& a, const auto& b) { return a.second < b.second; });
   return most == entries.end() ? 0 : most->first;
+}
+
+std::vector<int32_t> RecordedHistory::devices() const {
+  std::set<int32_t> devices;
+  for (const pytorch::HistoryStep& step : history_.steps)
+    if (step.kind == pytorch::HistoryStep::Kind::Entry) devices.insert(step.device);
+  return {devices.begin(), devices.end()};
 }
 
 allocator_model::Settings RecordedHistory::recorded_settings(const allocator_model::Settings& base) const {

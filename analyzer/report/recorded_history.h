@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include "analyzer/allocator_model/history_replay.h"
 #include "analyzer/allocator_model/settings.h"
+#include "analyzer/report/heap_requests.h"
 #include "analyzer/sources/snapshot_join_steps.h"
 
 namespace gpumemtrace::report {
@@ -28,11 +30,13 @@ class NoHistoryError : public WhatifError {
   using WhatifError::WhatifError;
 };
 
-// The snapshots a trace names, with the device's memory its out-of-memory records give; or the snapshot itself.
+// The snapshots a trace names, with each device's memory its out-of-memory records give; or the snapshot itself.
+// Without snapshots, the blocks the trace's sub-allocators handed out.
 struct Recorded {
   std::vector<sources::NamedSnapshot> named;
   bool snapshot_alone = false;  // the path is a snapshot
-  uint64_t device_total = 0;
+  std::map<int32_t, uint64_t> device_total;  // by device, the largest total said
+  std::vector<HeapRequests> heaps;           // read only when the trace names no snapshot
 };
 // Throws WhatifError when the path is neither a readable trace nor a snapshot.
 Recorded read_recorded(const std::string& path);
@@ -55,6 +59,8 @@ class RecordedHistory {
   }
   // The device whose history has the most entries.
   int32_t busiest_device() const;
+  // The devices whose history has entries, in order.
+  std::vector<int32_t> devices() const;
   // PYTORCH_CUDA_ALLOC_CONF as recorded; empty when no snapshot has its allocator_settings.
   const std::string& alloc_conf() const { return alloc_conf_; }
   // The settings the snapshots recorded, over `base` (the memory fraction and the device are not recorded).

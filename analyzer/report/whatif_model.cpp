@@ -1,6 +1,7 @@
 #include "analyzer/report/whatif_model.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -35,18 +36,25 @@ std::string phase_at(const replay::Replay& replay, uint64_t time_ns) {
   return found ? fmt::format("{} #{}", replay.phases().path_text(found->path), found->number) : std::string();
 }
 
+// One device's requests and how to replay them: PyTorch's history, or a program's heap blocks.
+struct DeviceRequests {
+  std::function<HistoryReplay(const Settings&, const allocator_model::HistoryReplayOptions&)> replay;
+  std::function<std::vector<std::string>(const pytorch::SnapshotEntry*)> stack_of;
+  std::function<std::optional<uint64_t>(const pytorch::SnapshotEntry*)> time_of;
+};
+
 class Replays {
  public:
-  Replays(const RecordedHistory& recorded, int32_t device) : recorded_(recorded), device_(device) {}
+  explicit Replays(const DeviceRequests& requests) : requests_(requests) {}
 
   // Under the recorded settings on the recorded device: the empty_cache calls the program made are inferred from
   // it, and taken as they are by the replays under other settings.
   HistoryReplay replay_as_recorded(const Settings& settings) {
-    HistoryReplay r = recorded_.replay(device_, settings);
+    HistoryReplay r = requests_.replay(settings, {});
     options_.empty_caches = r.empty_cache_entries;
     return r;
   }
-  HistoryReplay replay(const Settings& settings) const { return recorded_.replay(device_, settings, options_); }
+  HistoryReplay replay(const Settings& settings) const { return requests_.replay(settings, options_); }
 
   WhatifOutcome outcome(std::string name, const Settings& settings) const {
     HistoryReplay r = replay(settings);
@@ -59,8 +67,8 @@ class Replays {
     out.device_allocs = r.counters.device_allocs;
     if (r.first_out_of_memory) {
       out.out_of_memory = WhatifOutOfMemory{r.counters.out_of_memory.front(), r.first_out_of_memory->size,
-                                            r.first_out_of_memory->stream, recorded_.stack_of(r.first_out_of_memory),
-                                            recorded_.time_of(r.first_out_of_memory), ""};
+                                            r.first_out_of_memory->stream, requests_.stack_of(r.first_out_of_memory),
+                                            requests_.time_of(r.first_out_of_memory), ""};
     }
     out.fits_in = smallest_device(settings, r);
     return out;
@@ -80,7 +88,9 @@ class Replays {
     double fraction = settings.per_process_memory_fraction.value_or(1.0);
     auto mib = [](double bytes) { return static_cast<uint64_t>(bytes / static_cast<double>(allocator_model::kMiB)) + 1; };
     uint64_t high = mib(static_cast<double>(unlimited_peak) / fraction + static_cast<double>(settings.other_memory));
-    uint64_t low = as_is.counters.peak_allocated / allocator_model::kMiB;
+    // The largest size below what the live tensors need at once: it cannot fit.
+    uint64_t needed = (as_is.counters.peak_allocated + allocator_model::kMiB - 1) / allocator_model::kMiB;
+    uint64_t low = needed == 0 ? 0 : needed - 1;
     if (!fits(settings, high * allocator_model::kMiB)) return 0;
     while (low + 1 < high) {
       uint64_t middle = low + (high - low) / 2;
@@ -89,8 +99,7 @@ class Replays {
     return high * allocator_model::kMiB;
   }
 
-  const RecordedHistory& recorded_;
-  int32_t device_;
+  const DeviceRequests& requests_;
   allocator_model::HistoryReplayOptions options_;
 };
 
@@ -131,82 +140,149 @@ Settings apply_scenario(std::string_view scenario, Settings base) {
   return allocator_model::parse_alloc_conf(conf, base);
 }
 
-WhatifModel whatif_report(const std::string& path, const WhatifRequest& request) {
-  Recorded recorded = read_recorded(path);
-  RecordedHistory history(path, recorded.named);
+namespace {
 
-  WhatifModel model;
-  model.path = path;
-  model.device = history.busiest_device();
-  model.memory_fraction = request.memory_fraction;
-  Settings base;
-  base.per_process_memory_fraction = request.memory_fraction;
-  if (request.device_memory) {
-    model.device_memory = *request.device_memory;
-    model.device_memory_from = "--device";
-  } else if (recorded.device_total != 0) {
-    model.device_memory = recorded.device_total;
-    model.device_memory_from = "an out-of-memory record";
-  }
-  if (model.device_memory != 0) base.device_memory = model.device_memory;
-  model.alloc_conf = history.alloc_conf();
-  Settings recorded_settings = history.recorded_settings(base);
-
-  Replays replays(history, model.device);
-  HistoryReplay as_recorded = replays.replay_as_recorded(recorded_settings);
-  model.requests = as_recorded.requests;
-  model.recorded_segment_events = as_recorded.recorded.size();
-  model.matched_segment_events = as_recorded.first_difference.value_or(as_recorded.recorded.size());
-  if (size_t i = model.matched_segment_events; as_recorded.first_difference)
-    model.first_difference = fmt::format(
+// `requests` replayed under `recorded` (the settings the run recorded, or PyTorch's defaults), then each scenario.
+WhatifDevice device_whatif(const DeviceRequests& requests, const Settings& recorded, std::string recorded_name,
+                           const WhatifRequest& request) {
+  WhatifDevice out;
+  out.device_memory = recorded.device_memory == allocator_model::kUnlimited ? 0 : recorded.device_memory;
+  Replays replays(requests);
+  HistoryReplay as_recorded = replays.replay_as_recorded(recorded);
+  out.requests = as_recorded.requests;
+  out.recorded_segment_events = as_recorded.recorded.size();
+  out.matched_segment_events = as_recorded.first_difference.value_or(as_recorded.recorded.size());
+  if (size_t i = out.matched_segment_events; as_recorded.first_difference)
+    out.first_difference = fmt::format(
         "recorded {} | model {}", i < as_recorded.recorded.size() ? describe(as_recorded.recorded[i]) : "nothing",
         i < as_recorded.modelled.size() ? describe(as_recorded.modelled[i]) : "nothing");
-  model.recorded_peak_reserved = as_recorded.recorded_peak_reserved;
-  model.empty_caches = as_recorded.empty_caches;
-  model.initial_state_empty = as_recorded.initial_state_empty;
+  out.recorded_peak_reserved = as_recorded.recorded_peak_reserved;
+  out.empty_caches = as_recorded.empty_caches;
+  out.initial_state_empty = as_recorded.initial_state_empty;
 
-  std::vector<std::pair<std::string, Settings>> scenarios = {{"recorded settings", recorded_settings}};
+  std::vector<std::pair<std::string, Settings>> scenarios = {{std::move(recorded_name), recorded}};
   for (const std::string& scenario : request.scenarios)
-    scenarios.emplace_back(scenario, apply_scenario(scenario, recorded_settings));
+    scenarios.emplace_back(scenario, apply_scenario(scenario, recorded));
   for (uint64_t memory : request.memories) {
-    Settings settings = recorded_settings;
+    Settings settings = recorded;
     settings.device_memory = memory;
     scenarios.emplace_back("memory=" + format_size(memory), settings);
   }
   if (request.explore)
     for (std::string_view scenario : kExploreGrid) {
-      if (scenario.starts_with("garbage_collection") && !recorded_settings.per_process_memory_fraction) continue;
-      scenarios.emplace_back(std::string(scenario), apply_scenario(scenario, recorded_settings));
+      if (scenario.starts_with("garbage_collection") && !recorded.per_process_memory_fraction) continue;
+      scenarios.emplace_back(std::string(scenario), apply_scenario(scenario, recorded));
     }
-  for (const auto& [name, settings] : scenarios) model.outcomes.push_back(replays.outcome(name, settings));
-  for (size_t i = 0; i < request.memories.size(); ++i) model.outcomes[1 + request.scenarios.size() + i].other_device = true;
-
-  // The phase of each request that runs out of memory, from the trace's phase records (another reading).
-  auto runs_out = [](const WhatifOutcome& o) { return o.out_of_memory.has_value(); };
-  if (!recorded.snapshot_alone && std::any_of(model.outcomes.begin(), model.outcomes.end(), runs_out)) {
-    analysis::Analysis analysis = analysis::analyze(path, {}, {}, {.join_snapshots = false});
-    for (WhatifOutcome& o : model.outcomes)
-      if (o.out_of_memory && o.out_of_memory->time_ns)
-        o.out_of_memory->phase = phase_at(*analysis.replay, *o.out_of_memory->time_ns);
-  }
+  for (const auto& [name, settings] : scenarios) out.outcomes.push_back(replays.outcome(name, settings));
+  for (size_t i = 0; i < request.memories.size(); ++i) out.outcomes[1 + request.scenarios.size() + i].other_device = true;
 
   // The setting that fits with the least memory; when none does, what holds the memory at the peak.
-  for (size_t i = 0; i < model.outcomes.size(); ++i) {
-    const WhatifOutcome& o = model.outcomes[i];
+  for (size_t i = 0; i < out.outcomes.size(); ++i) {
+    const WhatifOutcome& o = out.outcomes[i];
     if (o.other_device || o.out_of_memory || o.fits_in == 0) continue;
-    if (!model.recommended || o.fits_in < model.outcomes[*model.recommended].fits_in) model.recommended = i;
+    if (!out.recommended || o.fits_in < out.outcomes[*out.recommended].fits_in) out.recommended = i;
   }
-  if (!model.recommended) {
-    uint64_t live = model.outcomes[0].peak_allocated;
-    std::optional<uint64_t> allowed = recorded_settings.allowed_maximum();
-    uint64_t room = allowed.value_or(model.device_memory);
-    model.none_fits_because =
+  if (!out.recommended) {
+    uint64_t live = out.outcomes[0].peak_allocated;
+    std::optional<uint64_t> allowed = recorded.allowed_maximum();
+    uint64_t room = allowed.value_or(out.device_memory);
+    out.none_fits_because =
         live > room ? fmt::format("live tensors: {} at once, more than the {} the allocator may hold; no setting of "
                                   "the cache fits them",
                                   format_size(live), format_size(room))
                     : fmt::format("the cache: live tensors peak at {}, less than the {} the allocator may hold, but "
                                   "no scenario asked for packs them in",
                                   format_size(live), format_size(room));
+  }
+  return out;
+}
+
+}  // namespace
+
+WhatifModel whatif_report(const std::string& path, const WhatifRequest& request) {
+  Recorded recorded = read_recorded(path);
+  if (recorded.named.empty() && recorded.heaps.empty())
+    throw WhatifError("no PyTorch snapshot and no block of a sub-allocator's heap in this trace: whatif replays "
+                      "PyTorch's history or the blocks annotate.h or NVTX recorded (docs/whatif.md)");
+
+  WhatifModel model;
+  model.path = path;
+  model.memory_fraction = request.memory_fraction;
+  Settings base;
+  base.per_process_memory_fraction = request.memory_fraction;
+  // The device's memory: --device, else the trace's out-of-memory records of that device.
+  auto on_device = [&](int32_t device, std::string& from) {
+    Settings settings = base;
+    auto total = recorded.device_total.find(device);
+    if (request.device_memory) {
+      settings.device_memory = *request.device_memory;
+      from = "--device";
+    } else if (total != recorded.device_total.end() && total->second != 0) {
+      settings.device_memory = total->second;
+      from = "an out-of-memory record";
+    }
+    return settings;
+  };
+
+  std::optional<RecordedHistory> history;
+  if (!recorded.named.empty()) {
+    history.emplace(path, recorded.named);
+    model.alloc_conf = history->alloc_conf();
+    for (int32_t device : history->devices()) {
+      DeviceRequests requests{
+          [&, device](const Settings& s, const allocator_model::HistoryReplayOptions& o) {
+            return history->replay(device, s, o);
+          },
+          [&](const pytorch::SnapshotEntry* entry) { return history->stack_of(entry); },
+          [&](const pytorch::SnapshotEntry* entry) { return history->time_of(entry); }};
+      std::string from;
+      Settings settings = history->recorded_settings(on_device(device, from));
+      WhatifDevice out = device_whatif(requests, settings, "recorded settings", request);
+      out.device = device;
+      out.input_text = "PyTorch's history";
+      out.device_memory_from = from;
+      model.devices.push_back(std::move(out));
+    }
+  } else {
+    for (const HeapRequests& heaps : recorded.heaps) {
+      std::vector<const pytorch::SnapshotEntry*> entries;
+      for (const pytorch::SnapshotEntry& entry : heaps.entries) entries.push_back(&entry);
+      DeviceRequests requests{
+          [&](const Settings& s, const allocator_model::HistoryReplayOptions& o) {
+            return allocator_model::replay_entries(entries, s, o);
+          },
+          [](const pytorch::SnapshotEntry*) { return std::vector<std::string>(); },
+          [&](const pytorch::SnapshotEntry* entry) -> std::optional<uint64_t> {
+            return heaps.times_ns[static_cast<size_t>(entry - heaps.entries.data())];
+          }};
+      std::string from;
+      WhatifDevice out = device_whatif(requests, on_device(heaps.device, from), "PyTorch defaults", request);
+      out.device = heaps.device;
+      out.input = WhatifInput::HeapBlocks;
+      out.input_text = heaps.describe();
+      out.device_memory_from = from;
+      out.recorded_peak_reserved = heaps.peak_heap_memory;
+      out.recorded_segment_events = out.matched_segment_events = 0;
+      out.first_difference.clear();
+      out.not_compared = "the program's own allocator is not PyTorch's: its heaps' memory is compared, not segments";
+      model.devices.push_back(std::move(out));
+    }
+  }
+
+  if (model.devices.empty())
+    throw WhatifError("PyTorch's history has no entry to replay: the snapshots have no device_traces "
+                      "(_record_memory_history was off, or the older form that keeps a history per block)");
+
+  // The phase of each request that runs out of memory, from the trace's phase records (another reading).
+  bool runs_out = false;
+  for (const WhatifDevice& d : model.devices)
+    for (const WhatifOutcome& o : d.outcomes) runs_out = runs_out || o.out_of_memory.has_value();
+  if (!recorded.snapshot_alone && runs_out) {
+    analysis::Analysis analysis = analysis::analyze(path, {}, {}, {.join_snapshots = false});
+    for (WhatifDevice& d : model.devices)
+      for (WhatifOutcome& o : d.outcomes)
+        if (o.out_of_memory && o.out_of_memory->time_ns)
+          o.out_of_memory->phase = phase_at(*analysis.replay, *o.out_of_memory->time_ns);
   }
   return model;
 }

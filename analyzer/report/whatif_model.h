@@ -35,7 +35,7 @@ struct WhatifOutOfMemory {
 };
 
 struct WhatifOutcome {
-  std::string name;  // "recorded settings", or the scenario as asked
+  std::string name;  // "recorded settings" ("PyTorch defaults" for heap blocks), or the scenario as asked
   bool other_device = false;  // a --memory scenario: the recorded settings on another device, never recommended
   uint64_t peak_reserved = 0;
   uint64_t peak_allocated = 0;
@@ -47,19 +47,28 @@ struct WhatifOutcome {
   uint64_t fits_in = 0;
 };
 
-struct WhatifModel {
-  std::string path;
-  int32_t device = 0;
-  std::string alloc_conf;                  // PYTORCH_CUDA_ALLOC_CONF as recorded
-  std::optional<double> memory_fraction;   // --fraction
+// What a device's replay took as its requests.
+enum class WhatifInput : uint8_t {
+  PytorchHistory,  // the requests of PyTorch's history (the joined snapshots)
+  HeapBlocks,      // the blocks a program's own sub-allocator handed out (heap_requests.h)
+};
+
+// One device's replays: the device's requests under the recorded settings (PyTorch's defaults for heap blocks), then
+// under each scenario.
+struct WhatifDevice {
+  int32_t device = 0;                      // trace::kNoDevice: heaps whose device was not said
+  WhatifInput input = WhatifInput::PytorchHistory;
+  std::string input_text;                  // "PyTorch's history", "the blocks handed out by heap 'pool' (annotate.h)"
   uint64_t device_memory = 0;              // 0: unknown (the replays have no limit)
   std::string device_memory_from;          // "an out-of-memory record", "--device", ""
-  // The replay under the recorded settings against what the allocator did.
+  // The replay under the recorded settings against what the allocator did: PyTorch's segment entries; for heap
+  // blocks, only the peak, against the memory of the program's heaps.
   uint64_t requests = 0;
   uint64_t recorded_segment_events = 0;
   uint64_t matched_segment_events = 0;     // before the first difference
   std::string first_difference;            // "recorded ... | model ...", empty when all matched
-  uint64_t recorded_peak_reserved = 0;
+  std::optional<uint64_t> recorded_peak_reserved;  // nullopt: not known (a heap did not say its memory)
+  std::string not_compared;                // why segment events are not compared; empty when they are
   uint64_t empty_caches = 0;               // inferred
   bool initial_state_empty = true;
   std::vector<WhatifOutcome> outcomes;     // [0]: the recorded settings
@@ -69,7 +78,15 @@ struct WhatifModel {
   std::string none_fits_because;           // when none fits: what dominates
 };
 
-// Replays the history of `path` (a trace with its snapshots, or a snapshot). Throws WhatifError, and
+struct WhatifModel {
+  std::string path;
+  std::string alloc_conf;                  // PYTORCH_CUDA_ALLOC_CONF as recorded
+  std::optional<double> memory_fraction;   // --fraction
+  std::vector<WhatifDevice> devices;       // every device with requests, by device
+};
+
+// Replays the history of `path` (a trace with its snapshots, or a snapshot; else a trace's heap blocks), each device
+// that has requests. Throws WhatifError, and
 // allocator_model::SettingsError for a scenario the model does not take.
 WhatifModel whatif_report(const std::string& path, const WhatifRequest& request);
 

@@ -131,9 +131,20 @@ def tail_waste():
     del live
 
 
+def two_devices():
+    """fragmenting_mix on cuda:0, then tail_waste on cuda:1 (GPUMEMTRACE_SIM_DEVICES=2); prints each device's peak
+    reserved as {"check": "max_reserved_<device>", "value": bytes}."""
+    for device, workload in ((0, fragmenting_mix), (1, tail_waste)):
+        with torch.cuda.device(device):
+            workload()
+            torch.cuda.synchronize()
+        print(json.dumps({"check": f"max_reserved_{device}", "value": torch.cuda.max_memory_reserved(device)}),
+              flush=True)
+
+
 WORKLOADS = {"fragmenting_mix": fragmenting_mix, "small_tensors": small_tensors, "record_stream": record_stream,
              "adam_training": adam_training, "memory_fraction_gc": memory_fraction_gc,
-             "tail_waste": tail_waste}
+             "tail_waste": tail_waste, "two_devices": two_devices}
 WORKLOADS[sys.argv[1]]()
 torch.cuda.synchronize()
 if len(sys.argv) > 2:

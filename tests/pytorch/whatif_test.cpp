@@ -24,7 +24,7 @@ TEST_F(Whatif, RecordedSettingsGiveThePeakAndExpandableSegmentsThePeakOfARealRun
   TorchRun expandable =
       run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
   ASSERT_EQ(expandable.checks["done"], true) << describe(expandable.result);
-  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace})["devices"][0];
   const nlohmann::json& replay = json["replay_of_recorded"];
   EXPECT_EQ(replay["recorded_segment_events"], 34);
   EXPECT_EQ(replay["matched_segment_events"], 34);
@@ -41,7 +41,7 @@ TEST_F(Whatif, RecordedSettingsGiveThePeakAndExpandableSegmentsThePeakOfARealRun
 // A device too small for the run: the first request that fails, with its stack from the snapshot.
 TEST_F(Whatif, ASmallDeviceRunsOutOfMemoryAtARequestWithItsStack) {
   TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"ALLOCATOR_REPLAY_STACKS", "1"}});
-  nlohmann::json json = report({"whatif", "--json", "--memory", "100MiB", recorded.trace});
+  nlohmann::json json = report({"whatif", "--json", "--memory", "100MiB", recorded.trace})["devices"][0];
   ASSERT_EQ(json["scenarios"].size(), 2u);
   const nlohmann::json& small = json["scenarios"][1];
   EXPECT_EQ(small["name"], "memory=100 MiB");
@@ -68,7 +68,7 @@ TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
   TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB");
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   nlohmann::json json = report({"whatif", "--json", "--set", "max_split_size_mb=24", "--set",
-                                "roundup_power2_divisions=4", recorded.trace});
+                                "roundup_power2_divisions=4", recorded.trace})["devices"][0];
   ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   struct Case {
     std::string scenario, conf;
@@ -87,7 +87,7 @@ TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
   ASSERT_EQ(gc.checks["done"], true) << describe(gc.result);
   // The snapshot records neither the fraction nor the device: --fraction and --device give them.
   json = report({"whatif", "--json", "--device", "16GiB", "--fraction", "0.03125", "--set",
-                 "garbage_collection_threshold=0.9", "--set", "per_process_memory_fraction=0.025", gc.trace});
+                 "garbage_collection_threshold=0.9", "--set", "per_process_memory_fraction=0.025", gc.trace})["devices"][0];
   ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   EXPECT_EQ(scenario(json, "recorded settings")["peak_reserved_bytes"], gc.checks["max_reserved"]);
   TorchRun threshold = run_torch(kScript, {"memory_fraction_gc"}, "16GiB",
@@ -112,7 +112,7 @@ TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit)
   TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
-  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace})["devices"][0];
   EXPECT_EQ(json["device_memory_bytes"], 960 * kMiB);
   EXPECT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   nlohmann::json as_recorded = scenario(json, "recorded settings");
@@ -166,23 +166,119 @@ TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit)
       << text.out;
 }
 
+// two_devices on two simulated devices of 960 MiB: fragmenting_mix on cuda:0, tail_waste on cuda:1. whatif replays
+// each device's history, a table each: device 0 reproduces its 34 segment events and PyTorch's peak (205,520,896 B,
+// as fragmenting_mix alone), device 1 its 48 segments, the out-of-memory failure at request 144 (counted among its
+// own requests) on the 960 MiB its out-of-memory record gives, and 44 pages of 20 MiB with expandable segments.
+// `oom` replays the failing device: its failures are device 1's, with the same figures as tail_waste alone.
+TEST_F(Whatif, EveryDeviceWithHistoryGetsItsTableAndOomReplaysTheFailingDevice) {
+  TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB",
+                                {{"GPUMEMTRACE_SIM_DEVICES", "2"}, {"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
+  ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
+  nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace});
+  ASSERT_EQ(json["devices"].size(), 2u) << json.dump(1);
+  const nlohmann::json& d0 = json["devices"][0];
+  EXPECT_EQ(d0["device"], 0);
+  EXPECT_EQ(d0["device_memory_bytes"], nullptr);  // no out-of-memory record on it
+  EXPECT_EQ(d0["replay_of_recorded"]["requests"], 120);
+  EXPECT_EQ(d0["replay_of_recorded"]["recorded_segment_events"], 34);
+  EXPECT_EQ(d0["replay_of_recorded"]["matched_segment_events"], 34);
+  EXPECT_EQ(recorded.checks["max_reserved_0"], 205520896);
+  EXPECT_EQ(scenario(d0, "recorded settings")["peak_reserved_bytes"], recorded.checks["max_reserved_0"]);
+  EXPECT_EQ(scenario(d0, "expandable_segments=True")["peak_reserved_bytes"], 213909504);
+  const nlohmann::json& d1 = json["devices"][1];
+  EXPECT_EQ(d1["device"], 1);
+  EXPECT_EQ(d1["device_memory_bytes"], 960 * kMiB);
+  EXPECT_EQ(d1["replay_of_recorded"]["requests"], 145);
+  EXPECT_EQ(d1["replay_of_recorded"]["recorded_segment_events"], 48);
+  EXPECT_EQ(d1["replay_of_recorded"]["matched_segment_events"], 48);
+  EXPECT_EQ(scenario(d1, "recorded settings")["peak_reserved_bytes"], recorded.checks["max_reserved_1"]);
+  EXPECT_EQ(scenario(d1, "recorded settings")["first_out_of_memory"]["request"], 144);
+  EXPECT_EQ(scenario(d1, "recorded settings")["first_out_of_memory"]["phase"], "fill/batch #5");
+  EXPECT_EQ(scenario(d1, "expandable_segments=True")["peak_reserved_bytes"], 44 * 20 * kMiB);
+  EXPECT_EQ(d1["recommended"], "expandable_segments=True");
+  ProcessResult text = run_gpumemtrace({"whatif", recorded.trace});
+  EXPECT_NE(text.out.find("\ndevice 0: input: PyTorch's history\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\ndevice 1: input: PyTorch's history\nDevice memory: 960 MiB (from an out-of-memory record)\n"),
+            std::string::npos)
+      << text.out;
+
+  nlohmann::json ooms = report({"oom", "--json", recorded.trace})["ooms"];
+  ASSERT_EQ(ooms.size(), 2u) << ooms.dump(1);
+  for (nlohmann::json& oom : ooms) {
+    EXPECT_EQ(oom["device"], 1);
+    const nlohmann::json& whatif = oom["whatif"];
+    ASSERT_TRUE(whatif.is_object()) << oom.dump(1);
+    EXPECT_EQ(whatif["request"], 144);
+    EXPECT_EQ(whatif["device_memory_bytes"], 960 * kMiB);
+    EXPECT_EQ(whatif["outcomes"][0]["fails_at_request"], 144);
+    EXPECT_EQ(whatif["outcomes"][0]["live_bytes"], 145 * 6 * kMiB);
+    EXPECT_EQ(whatif["outcomes"][1]["setting"], "expandable_segments=True");
+    EXPECT_EQ(whatif["outcomes"][1]["fits"], true);
+    EXPECT_EQ(whatif["outcomes"][1]["peak_reserved_bytes"], 44 * 20 * kMiB);
+  }
+}
+
+// The snapshot of two_devices read on its own (no trace): whatif replays both devices (the device's memory from
+// --device: a snapshot does not record it); `oom` finds the failure in the snapshot's oom entry and replays it on
+// the memory PyTorch held then (960 MiB) plus the free memory the entry gives (0), the others' memory taken as none.
+TEST_F(Whatif, ASnapshotReadAloneIsReplayedByWhatifAndOom) {
+  std::string snapshot = make_temp_dir() + "/two_devices.pickle";
+  TorchRun recorded = run_torch(kScript, {"two_devices", snapshot}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
+  ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
+  nlohmann::json json = report({"whatif", "--json", "--device", "960MiB", snapshot});
+  ASSERT_EQ(json["devices"].size(), 2u) << json.dump(1);
+  EXPECT_EQ(json["devices"][0]["replay_of_recorded"]["matched_segment_events"], 34);
+  EXPECT_EQ(json["devices"][0]["scenarios"][0]["peak_reserved_bytes"], 205520896);
+  EXPECT_EQ(json["devices"][1]["device_memory_from"], "--device");
+  EXPECT_EQ(json["devices"][1]["scenarios"][0]["first_out_of_memory"]["request"], 144);
+  EXPECT_EQ(json["devices"][1]["scenarios"][0]["first_out_of_memory"]["phase"], nullptr);  // no trace, no phases
+
+  nlohmann::json ooms = report({"oom", "--json", snapshot})["ooms"];
+  ASSERT_EQ(ooms.size(), 1u) << ooms.dump(1);  // the oom entry (the trace has the cudaMalloc's failure as well)
+  EXPECT_EQ(ooms[0]["device"], 1);
+  EXPECT_EQ(ooms[0]["verdict"], "pytorch-cache");
+  const nlohmann::json& whatif = ooms[0]["whatif"];
+  ASSERT_TRUE(whatif.is_object()) << ooms[0].dump(1);
+  EXPECT_EQ(whatif["request"], 144);
+  EXPECT_EQ(whatif["device_memory_bytes"], 960 * kMiB);
+  EXPECT_EQ(whatif["other_memory_bytes"], 0);
+  EXPECT_EQ(whatif["outcomes"][0]["fails_at_request"], 144);
+  EXPECT_EQ(whatif["outcomes"][1]["setting"], "expandable_segments=True");
+  EXPECT_EQ(whatif["outcomes"][1]["peak_reserved_bytes"], 44 * 20 * kMiB);
+}
+
+// Why the page cannot be opened here (no Chromium, node or playwright-core), or "".
+std::string browser_missing() {
+  if (!file_exists(CHROMIUM_PATH)) return "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!file_exists(NODE_PATH_PROGRAM)) return "no node (scripts/setup.sh installs it)";
+  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
+    return "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  return "";
+}
+
+// The cells of the what-if tables of `gpumemtrace html`'s page of the run, as Chromium shows them (a failure, and
+// no rows, when the page cannot be made or has console errors).
+nlohmann::json whatif_rows(const TorchRun& recorded) {
+  std::string page = recorded.dir + "/report.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
+  EXPECT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  EXPECT_EQ(browser.exit_code, 0) << browser.err;
+  if (html.exit_code != 0 || browser.exit_code != 0) return nlohmann::json::array();
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  return seen["whatif_rows"];
+}
+
 // `gpumemtrace html` of a trace with PyTorch's history has whatif's table (under the recorded settings and --explore's
 // grid), as Chromium shows it: the request that ran out of memory with its phase, and expandable segments fitting.
 TEST_F(Whatif, TheHtmlPageShowsTheTable) {
-  if (!file_exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!file_exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core/package.json"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string missing = browser_missing(); !missing.empty()) GTEST_SKIP() << missing;
   TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
-  std::string page = recorded.dir + "/report.html";
-  ProcessResult html = run_gpumemtrace({"html", "-o", page, recorded.trace});
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
-  ASSERT_EQ(browser.exit_code, 0) << browser.err;
-  nlohmann::json seen = nlohmann::json::parse(browser.out);
-  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
-  const nlohmann::json& rows = seen["whatif_rows"];
+  nlohmann::json rows = whatif_rows(recorded);
   ASSERT_EQ(rows.size(), 6u) << rows.dump();  // the recorded settings and the grid but garbage collection
   EXPECT_EQ(rows[0][0], "recorded settings");
   EXPECT_EQ(rows[0][1], "960 MiB");
@@ -190,6 +286,24 @@ TEST_F(Whatif, TheHtmlPageShowsTheTable) {
   EXPECT_EQ(rows[1][0], "expandable_segments=True");
   EXPECT_EQ(rows[1][1], "880 MiB");
   EXPECT_EQ(rows[1][5], "no");
+}
+
+// The page of two_devices has a table per device: the recorded settings and the grid but garbage collection, device 0's
+// rows (fragmenting_mix, 196 MiB, fits) then device 1's (tail_waste, out of memory at its request 144).
+TEST_F(Whatif, TheHtmlPageShowsATablePerDevice) {
+  if (std::string missing = browser_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
+  ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
+  nlohmann::json rows = whatif_rows(recorded);
+  ASSERT_EQ(rows.size(), 12u) << rows.dump();
+  EXPECT_EQ(rows[0][0], "recorded settings");
+  EXPECT_EQ(rows[0][1], "196 MiB");
+  EXPECT_EQ(rows[0][5], "no");
+  EXPECT_EQ(rows[6][0], "recorded settings");
+  EXPECT_EQ(rows[6][1], "960 MiB");
+  EXPECT_EQ(rows[6][5], "at request 144 (6.00 MiB) in fill/batch #5");
+  EXPECT_EQ(rows[7][0], "expandable_segments=True");
+  EXPECT_EQ(rows[7][1], "880 MiB");
 }
 
 TEST(WhatifCommandLine, AnUnknownSettingIsRefusedWithExit2) {

@@ -409,24 +409,31 @@ function phasesTable() {
 
 function whatifTable() {
   const w = report.whatif;
-  if (!w) return;
-  const r = w.replay_of_recorded;
-  const table = el('table', { class: 'whatif' }, el('tr', {},
-    ...['scenario', 'peak reserved', 'peak fragmentation', 'largest free', 'cudaMalloc', 'out of memory', 'fits in'].map((h) => el('th', {}, h))));
-  for (const s of w.scenarios) {
-    const oom = s.first_out_of_memory;
-    table.append(el('tr', {}, el('td', {}, s.name), el('td', {}, formatSize(s.peak_reserved_bytes)),
-      el('td', {}, formatSize(s.peak_fragmentation_bytes)), el('td', {}, formatSize(s.largest_free_block_at_worst_bytes)),
-      el('td', {}, String(s.cuda_malloc_calls)),
-      el('td', {}, oom ? `at request ${oom.request} (${formatSize(oom.size_bytes)})${oom.phase ? ` in ${oom.phase}` : ''}` : 'no'),
-      el('td', {}, s.fits_in_bytes === null ? '-' : formatSize(s.fits_in_bytes))));
+  if (!w || w.devices.length === 0) return;
+  const section = el('section', { id: 'whatif' }, el('h2', {}, "What if: PyTorch's allocator under other settings"),
+    el('p', { class: 'help' }, `Each device's requests replayed by a model of PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF="${w.alloc_conf}").`));
+  for (const d of w.devices) {
+    const r = d.replay_of_recorded;
+    const table = el('table', { class: 'whatif' }, el('tr', {},
+      ...['scenario', 'peak reserved', 'peak fragmentation', 'largest free', 'cudaMalloc', 'out of memory', 'fits in'].map((h) => el('th', {}, h))));
+    for (const s of d.scenarios) {
+      const oom = s.first_out_of_memory;
+      table.append(el('tr', {}, el('td', {}, s.name), el('td', {}, formatSize(s.peak_reserved_bytes)),
+        el('td', {}, formatSize(s.peak_fragmentation_bytes)), el('td', {}, formatSize(s.largest_free_block_at_worst_bytes)),
+        el('td', {}, String(s.cuda_malloc_calls)),
+        el('td', {}, oom ? `at request ${oom.request} (${formatSize(oom.size_bytes)})${oom.phase ? ` in ${oom.phase}` : ''}` : 'no'),
+        el('td', {}, s.fits_in_bytes === null ? '-' : formatSize(s.fits_in_bytes))));
+    }
+    const recorded = r.recorded_peak_reserved_bytes === null ? 'not known' : formatSize(r.recorded_peak_reserved_bytes);
+    const compared = r.segments_not_compared === null
+      ? `${r.matched_segment_events} of ${r.recorded_segment_events} segment events as recorded, peak reserved ${recorded} recorded`
+      : `peak reserved ${recorded} by the program's heaps`;
+    const verdict = d.recommended ? `Recommended: ${d.recommended}.` : `No scenario fits on the device: ${d.none_fits_because}.`;
+    section.append(el('h3', {}, accountName(d.device, 'device')),
+      el('p', { class: 'help' }, `Input: ${d.input_text}: ${compared} and ${formatSize(r.replayed_peak_reserved_bytes)} replayed.`),
+      table, el('p', {}, verdict));
   }
-  const verdict = w.recommended ? `Recommended: ${w.recommended}.` : `No scenario fits on the device: ${w.none_fits_because}.`;
-  app.append(el('section', { id: 'whatif' }, el('h2', {}, "What if: PyTorch's allocator under other settings"),
-    el('p', { class: 'help' }, `PyTorch's history replayed by a model of its caching allocator (PYTORCH_CUDA_ALLOC_CONF="${w.alloc_conf}"): ` +
-      `${r.matched_segment_events} of ${r.recorded_segment_events} segment events as recorded, peak reserved ` +
-      `${formatSize(r.recorded_peak_reserved_bytes)} recorded and ${formatSize(r.replayed_peak_reserved_bytes)} replayed.`),
-    table, el('p', {}, verdict)));
+  app.append(section);
 }
 
 function fragmentation() {

@@ -10,7 +10,7 @@
 //
 // Output: {"open_ms", "console_errors": [...], "sections": [the ids of the page's sections], "forecast": [the
 // text of each device's forecast, then of each stack it names], "timelines", "flame_frames", "whatif_rows" (the
-// cells of the what-if table, a row each), "expanded" (with --expand-all: the tree nodes opened, the deepest
+// cells of the what-if tables, a row each, the devices' one after the other), "expanded" (with --expand-all: the tree nodes opened, the deepest
 // nesting of them),
 // "clicks": [{"time_ns",
 // "ns_per_pixel", "clicked_ns" (the time the page took the click for: within a pixel of time_ns),
@@ -99,7 +99,7 @@ async function main() {
       timelines: await page.locator('.timeline canvas').count(),
       flame_frames: await page.locator('#liveset .flame svg g rect').count(),
       whatif_rows: await page.evaluate(() =>
-        [...document.querySelectorAll('#whatif table tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent))),
+        [...document.querySelectorAll('#whatif table tr')].filter((tr) => tr.querySelector('td')).map((tr) => [...tr.children].map((td) => td.textContent))),
       initial: await liveSet(page),
       clicks: [],
     };
