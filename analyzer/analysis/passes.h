@@ -11,7 +11,7 @@
 
 namespace gpumemtrace::analysis {
 
-enum class Pass : uint8_t { First, Join, Joined, UsedView, GrowthWindows, Moments, Export, Count };
+enum class Pass : uint8_t { First, Join, Joined, UsedView, GrowthWindows, Moments, Export, Recorded, History, Count };
 
 struct PassInfo {
   Pass pass;
@@ -40,6 +40,14 @@ inline constexpr PassInfo kPasses[] = {
      "for the viewer report (html)"},
     {Pass::Export, "export", "the trace again", "what an export needs beyond the replay (memory-viz: every change)",
      "for the exports that ask (gpumemtrace export)"},
+    {Pass::Recorded, "recorded requests",
+     "the trace's PyTorch snapshot records, out-of-memory failures and heap records (no replay)",
+     "the snapshots it names, each device's memory, and the blocks a sub-allocator handed out as requests "
+     "(report/recorded_history.h)",
+     "for whatif and fit, before their replays of the allocator model"},
+    {Pass::History, "history", "the PyTorch snapshot files a trace names (or the snapshot itself)",
+     "their histories joined, for the allocator model's replays (report/recorded_history.h)",
+     "for whatif and fit, and for the oom report's what-if of a failure in PyTorch's cache"},
 };
 static_assert(std::size(kPasses) == static_cast<size_t>(Pass::Count));
 constexpr bool passes_in_order() {

@@ -72,9 +72,9 @@ class ScaledHistory {
  public:
   // Throws WhatifError; `why` gets the reason when the histories cannot be paired request by request.
   static std::optional<ScaledHistory> make(const std::vector<std::string>& paths, const std::vector<uint64_t>& batches,
-                                           std::string& why) {
+                                           std::string& why, analysis::PassCounts& passes) {
     std::vector<RecordedHistory> histories;
-    for (const std::string& path : paths) histories.push_back(RecordedHistory::load(path));
+    for (const std::string& path : paths) histories.push_back(RecordedHistory::load(path, passes));
     ScaledHistory out(std::move(histories.back()));
     std::vector<std::vector<uint64_t>> sizes;  // [run][request]
     for (size_t i = 0; i + 1 < histories.size(); ++i) sizes.push_back(requests_of(histories[i], out.device_));
@@ -294,7 +294,7 @@ BatchFit fit_batch(std::vector<FitRun> runs, const FitRequest& request) {
         if (trace) paths.push_back(trace->profile.source);
       try {
         if (paths.size() == runs.size()) {
-          std::optional<ScaledHistory> scaled = ScaledHistory::make(paths, batches, group.allocator_skipped);
+          std::optional<ScaledHistory> scaled = ScaledHistory::make(paths, batches, group.allocator_skipped, out.passes);
           if (scaled)
             group.allocator = check_with_allocator(*scaled, group.memory - request.margin, group.raw_batch.value_or(1));
         }

@@ -95,6 +95,7 @@ struct BatchFit {
   std::vector<FitGroup> groups;
   std::optional<uint64_t> largest_batch;  // the smallest of the groups' answers; none when one has none
   bool unbounded = false;                 // no group grows with the batch
+  analysis::PassCounts passes;            // the runs' recorded requests and histories, for the allocator's replay
 };
 
 // What names the program of a trace: the executable, and its script for an interpreter (the first argument ending

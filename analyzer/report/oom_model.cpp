@@ -81,7 +81,7 @@ OomFailure failure_model(ModelInput& input, const replay::Failure& failure, cons
 // PyTorch's history, read when a failure first asks for it: nullptr (with why) when it cannot be.
 class HistoryOnDemand {
  public:
-  explicit HistoryOnDemand(const analysis::TraceInfo& trace) : trace_(trace) {}
+  HistoryOnDemand(const analysis::TraceInfo& trace, analysis::PassCounts& passes) : trace_(trace), passes_(passes) {}
 
   const RecordedHistory* get(std::string& why) {
     if (!tried_) {
@@ -95,7 +95,7 @@ class HistoryOnDemand {
         why_ = "PyTorch's history is not joined to this trace";
       } else {
         try {
-          history_.emplace(trace_.path, named);
+          history_.emplace(trace_.path, named, passes_);
         } catch (const WhatifError& error) {
           why_ = error.what();
         }
@@ -107,6 +107,7 @@ class HistoryOnDemand {
 
  private:
   const analysis::TraceInfo& trace_;
+  analysis::PassCounts& passes_;
   bool tried_ = false;
   std::optional<RecordedHistory> history_;
   std::string why_;
@@ -144,7 +145,7 @@ OomModel oom_model(ModelInput& input) {
   model.top = input.selection().top;
   model.failures_without_detail = replay.failures_without_detail();
   model.placement = device_placement(replay);
-  HistoryOnDemand history(input.trace());
+  HistoryOnDemand history(input.trace(), input.analysis().passes);
   for (const replay::Failure& failure : replay.failures()) {
     if (!failure.out_of_memory()) {
       ++model.other_failures;

@@ -13,7 +13,7 @@
 
 namespace gpumemtrace::report {
 
-Recorded read_recorded(const std::string& path) try {
+Recorded read_recorded(const std::string& path, analysis::PassCounts& passes) try {
   Recorded out;
   sources::TraceSource source(path);
   if (source.snapshot()) {
@@ -22,6 +22,7 @@ Recorded read_recorded(const std::string& path) try {
     return out;
   }
   std::shared_ptr<trace::Reader> reader = source.reader();
+  passes.ran(analysis::Pass::Recorded);
   HeapRequestsReader heaps;
   auto total = [&](int32_t device, uint64_t bytes) {
     out.device_total[device] = std::max(out.device_total[device], bytes);
@@ -48,11 +49,15 @@ Recorded read_recorded(const std::string& path) try {
   throw WhatifError(error.what());
 }
 
-RecordedHistory RecordedHistory::load(const std::string& path) { return RecordedHistory(path, read_recorded(path).named); }
+RecordedHistory RecordedHistory::load(const std::string& path, analysis::PassCounts& passes) {
+  return RecordedHistory(path, read_recorded(path, passes).named, passes);
+}
 
-RecordedHistory::RecordedHistory(const std::string& trace_path, std::span<const sources::NamedSnapshot> named) {
+RecordedHistory::RecordedHistory(const std::string& trace_path, std::span<const sources::NamedSnapshot> named,
+                                 analysis::PassCounts& passes) {
   if (named.empty())
     throw NoHistoryError("no PyTorch snapshot in this trace: whatif replays PyTorch's history (docs/pytorch.md)");
+  passes.ran(analysis::Pass::History);
   std::vector<std::string> unreadable;
   loaded_ = sources::join::load_snapshots(trace_path, named, unreadable);
   if (loaded_.empty()) throw WhatifError(unreadable.empty() ? "no snapshot could be read" : unreadable.front());

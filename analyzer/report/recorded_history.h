@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/allocator_model/history_replay.h"
+#include "analyzer/analysis/passes.h"
 #include "analyzer/allocator_model/settings.h"
 #include "analyzer/report/heap_requests.h"
 #include "analyzer/sources/snapshot_join_steps.h"
@@ -39,15 +40,16 @@ struct Recorded {
   std::vector<HeapRequests> heaps;           // read only when the trace names no snapshot
 };
 // Throws WhatifError when the path is neither a readable trace nor a snapshot.
-Recorded read_recorded(const std::string& path);
+Recorded read_recorded(const std::string& path, analysis::PassCounts& passes);
 
 class RecordedHistory {
  public:
   // The history of the trace or snapshot at `path` (read_recorded, then its snapshots). Throws NoHistoryError when
   // it names no snapshot, WhatifError when none can be read.
-  static RecordedHistory load(const std::string& path);
+  static RecordedHistory load(const std::string& path, analysis::PassCounts& passes);
   // The snapshots `named` beside the trace at `trace_path`. Throws WhatifError when none can be read.
-  RecordedHistory(const std::string& trace_path, std::span<const sources::NamedSnapshot> named);
+  RecordedHistory(const std::string& trace_path, std::span<const sources::NamedSnapshot> named,
+                  analysis::PassCounts& passes);
   // A PyTorch snapshot file read as the whole history.
   static std::vector<sources::NamedSnapshot> snapshot_itself(const std::string& path);
 

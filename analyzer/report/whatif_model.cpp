@@ -200,12 +200,12 @@ WhatifDevice device_whatif(const DeviceRequests& requests, const Settings& recor
 }  // namespace
 
 WhatifModel whatif_report(const std::string& path, const WhatifRequest& request) {
-  Recorded recorded = read_recorded(path);
+  WhatifModel model;
+  Recorded recorded = read_recorded(path, model.passes);
   if (recorded.named.empty() && recorded.heaps.empty())
     throw WhatifError("no PyTorch snapshot and no block of a sub-allocator's heap in this trace: whatif replays "
                       "PyTorch's history or the blocks annotate.h or NVTX recorded (docs/whatif.md)");
 
-  WhatifModel model;
   model.path = path;
   model.memory_fraction = request.memory_fraction;
   Settings base;
@@ -226,7 +226,7 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
 
   std::optional<RecordedHistory> history;
   if (!recorded.named.empty()) {
-    history.emplace(path, recorded.named);
+    history.emplace(path, recorded.named, model.passes);
     model.alloc_conf = history->alloc_conf();
     for (int32_t device : history->devices()) {
       DeviceRequests requests{
@@ -279,6 +279,7 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
     for (const WhatifOutcome& o : d.outcomes) runs_out = runs_out || o.out_of_memory.has_value();
   if (!recorded.snapshot_alone && runs_out) {
     analysis::Analysis analysis = analysis::analyze(path, {}, {}, {.join_snapshots = false});
+    model.passes.ran(analysis::Pass::First);
     for (WhatifDevice& d : model.devices)
       for (WhatifOutcome& o : d.outcomes)
         if (o.out_of_memory && o.out_of_memory->time_ns)

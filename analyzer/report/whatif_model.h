@@ -83,6 +83,7 @@ struct WhatifModel {
   std::string alloc_conf;                  // PYTORCH_CUDA_ALLOC_CONF as recorded
   std::optional<double> memory_fraction;   // --fraction
   std::vector<WhatifDevice> devices;       // every device with requests, by device
+  analysis::PassCounts passes;  // recorded requests, history, and a first reading for the phases of failures
 };
 
 // Replays the history of `path` (a trace with its snapshots, or a snapshot; else a trace's heap blocks), each device

@@ -8,6 +8,7 @@
 
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/report/report.h"
+#include "analyzer/report/whatif_model.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
 
@@ -73,6 +74,18 @@ TEST(Passes, EachReportMakesTheReadingsItNeeds) {
     EXPECT_EQ(analysis.passes[Pass::Moments], c.moments) << c.name;
     EXPECT_EQ(analysis.passes.readings(), c.readings) << c.name;
   }
+}
+
+// whatif of a trace without PyTorch: one reading of the recorded requests (the heap's block), no history and, with
+// no request out of memory, no first reading for the phases.
+TEST(Passes, WhatifOfHeapBlocksReadsTheRecordedRequestsOnce) {
+  ScratchDir scratch;
+  report::WhatifModel model = report::whatif_report(write_file(scratch / "t.trace", trace(true).bytes()), {});
+  ASSERT_EQ(model.devices.size(), 1u);
+  EXPECT_EQ(model.devices[0].requests, 1u);
+  EXPECT_EQ(model.passes[Pass::Recorded], 1u);
+  EXPECT_EQ(model.passes[Pass::History], 0u);
+  EXPECT_EQ(model.passes.readings(), 1u);
 }
 
 }  // namespace
