@@ -40,7 +40,7 @@ void HeapRequestsReader::on(const trace::HeapReset& reset) {
   if (auto it = heaps_.find(reset.heap); it != heaps_.end()) free_all(it->second, reset.time_ns);
 }
 
-void HeapRequestsReader::on(const trace::SubAlloc& alloc) {
+void HeapRequestsReader::on(const trace::SubAlloc& alloc, replay::StackId stack) {
   auto it = heaps_.find(alloc.heap);
   if (it == heaps_.end()) return;
   Heap& heap = it->second;
@@ -54,7 +54,7 @@ void HeapRequestsReader::on(const trace::SubAlloc& alloc) {
   }
   if (heap.live.contains(alloc.address)) return;  // a block already live there: its free was not recorded
   heap.live.emplace(alloc.address, false);
-  add(heap, Action::Alloc, alloc.address, alloc.size, alloc.time_ns);
+  add(heap, Action::Alloc, alloc.address, alloc.size, alloc.time_ns, stack);
 }
 
 void HeapRequestsReader::on(const trace::SubFree& free) {
@@ -75,7 +75,8 @@ void HeapRequestsReader::on(const trace::SubFreeRequested& free) {
   add(it->second, Action::FreeRequested, free.address, 0, free.time_ns);
 }
 
-void HeapRequestsReader::add(Heap& heap, Action action, uint64_t address, uint64_t size, uint64_t time_ns) {
+void HeapRequestsReader::add(Heap& heap, Action action, uint64_t address, uint64_t size, uint64_t time_ns,
+                             replay::StackId stack) {
   HeapRequests& requests = device_of(heap).requests;
   pytorch::SnapshotEntry entry;
   entry.action = action;
@@ -83,6 +84,7 @@ void HeapRequestsReader::add(Heap& heap, Action action, uint64_t address, uint64
   entry.size = size;
   requests.entries.push_back(entry);
   requests.times_ns.push_back(time_ns);
+  requests.stacks.push_back(stack);
 }
 
 void HeapRequestsReader::free_all(Heap& heap, uint64_t time_ns) {

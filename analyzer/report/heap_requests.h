@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzer/pytorch/snapshot.h"
+#include "analyzer/replay/stack_table.h"
 #include "trace/reader/reader.h"
 
 namespace gpumemtrace::report {
@@ -27,6 +28,7 @@ struct HeapRequests {
   bool device_said = true;              // every heap said its device (annotate.h does; NVTX's never do)
   std::vector<pytorch::SnapshotEntry> entries;  // alloc, free, free_requested, free_completed
   std::vector<uint64_t> times_ns;               // each entry's time on the trace's clock
+  std::vector<replay::StackId> stacks;          // each entry's stack (an alloc's; 0 for the others)
   // The program's own allocator: the most memory its heaps held at once; nullopt when a heap did not say its memory.
   std::optional<uint64_t> peak_heap_memory;
   // "the blocks handed out by heap 'pool' (annotate.h)"
@@ -38,7 +40,8 @@ class HeapRequestsReader {
   void on(const trace::HeapCreate& create);
   void on(const trace::HeapDestroy& destroy);
   void on(const trace::HeapReset& reset);
-  void on(const trace::SubAlloc& alloc);
+  // `stack`: the block's stack, interned by the reader of the records.
+  void on(const trace::SubAlloc& alloc, replay::StackId stack);
   void on(const trace::SubFree& free);
   void on(const trace::SubFreeRequested& free);
   // The devices' requests, by device; devices without blocks are left out.
@@ -59,7 +62,8 @@ class HeapRequestsReader {
     bool memory_known = true;
   };
   Device& device_of(const Heap& heap) { return devices_[heap.device]; }
-  void add(Heap& heap, pytorch::schema::Action action, uint64_t address, uint64_t size, uint64_t time_ns);
+  void add(Heap& heap, pytorch::schema::Action action, uint64_t address, uint64_t size, uint64_t time_ns,
+           replay::StackId stack = 0);
   void free_all(Heap& heap, uint64_t time_ns);
 
   std::unordered_map<uint64_t, Heap> heaps_;

@@ -24,6 +24,7 @@ Recorded read_recorded(const std::string& path, analysis::PassCounts& passes) tr
   std::shared_ptr<trace::Reader> reader = source.reader();
   passes.ran(analysis::Pass::Recorded);
   HeapRequestsReader heaps;
+  out.stacks = std::make_shared<replay::StackTable>();
   auto total = [&](int32_t device, uint64_t bytes) {
     out.device_total[device] = std::max(out.device_total[device], bytes);
   };
@@ -33,6 +34,8 @@ Recorded read_recorded(const std::string& path, analysis::PassCounts& passes) tr
       total(snapshot->device, snapshot->device_total);
     } else if (const auto* failed = std::get_if<trace::AllocFailed>(record)) {
       total(failed->device, failed->device_total);
+    } else if (const auto* block = std::get_if<trace::SubAlloc>(record)) {
+      heaps.on(*block, out.stacks->intern(*reader, block->stack));
     } else {
       std::visit(
           [&](const auto& r) {

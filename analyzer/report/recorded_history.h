@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -38,6 +39,7 @@ struct Recorded {
   bool snapshot_alone = false;  // the path is a snapshot
   std::map<int32_t, uint64_t> device_total;  // by device, the largest total said
   std::vector<HeapRequests> heaps;           // read only when the trace names no snapshot
+  std::shared_ptr<replay::StackTable> stacks;  // the heap blocks' stacks (HeapRequests::stacks)
 };
 // Throws WhatifError when the path is neither a readable trace nor a snapshot.
 Recorded read_recorded(const std::string& path, analysis::PassCounts& passes);

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/report/stack_text.h"
+#include "analyzer/symbolize/symbolizer.h"
 #include "common/size_units.h"
 
 namespace gpumemtrace::report {
@@ -244,6 +246,13 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
       model.devices.push_back(std::move(out));
     }
   } else {
+    std::optional<symbolize::Symbolizer> symbolizer;  // made for the first request that runs out of memory
+    auto heap_stack = [&](replay::StackId stack) {
+      if (!symbolizer) symbolizer.emplace(*recorded.stacks, [](std::string_view) {});
+      std::vector<std::string> out;
+      for (const symbolize::Frame& frame : user_frames(symbolizer->stack(stack))) out.push_back(frame_text(frame));
+      return out;
+    };
     for (const HeapRequests& heaps : recorded.heaps) {
       std::vector<const pytorch::SnapshotEntry*> entries;
       for (const pytorch::SnapshotEntry& entry : heaps.entries) entries.push_back(&entry);
@@ -251,7 +260,9 @@ WhatifModel whatif_report(const std::string& path, const WhatifRequest& request)
           [&](const Settings& s, const allocator_model::HistoryReplayOptions& o) {
             return allocator_model::replay_entries(entries, s, o);
           },
-          [](const pytorch::SnapshotEntry*) { return std::vector<std::string>(); },
+          [&](const pytorch::SnapshotEntry* entry) {
+            return heap_stack(heaps.stacks[static_cast<size_t>(entry - heaps.entries.data())]);
+          },
           [&](const pytorch::SnapshotEntry* entry) -> std::optional<uint64_t> {
             return heaps.times_ns[static_cast<size_t>(entry - heaps.entries.data())];
           }};

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -80,6 +81,14 @@ TEST(WhatifHeaps, ReplaysTheBlocksOfAnAnnotatedPoolThroughPytorchsAllocator) {
   ASSERT_EQ(small["out_of_memory"], true);
   EXPECT_EQ(small["first_out_of_memory"]["request"], 10);
   EXPECT_EQ(small["first_out_of_memory"]["size_bytes"], 6 * kMiB);
+  // The request's stack, from the heap record's, the user's frames first.
+  EXPECT_EQ(small["first_out_of_memory"]["stack"],
+            nlohmann::json::array(
+                {"take (heap_workload.cpp:" +
+                     std::to_string(line_containing(HEAP_WORKLOAD_SOURCE, "every block handed out")) + ")",
+                 "main (heap_workload.cpp:" +
+                     std::to_string(line_containing(HEAP_WORKLOAD_SOURCE, "the ten blocks of 6 MiB")) + ")"}))
+      << small.dump(1);
   EXPECT_EQ(d["recommended"], "expandable_segments=True");
 
   ProcessResult text = run_gpumemtrace({"whatif", "--set", "expandable_segments=True", run.trace});

@@ -29,7 +29,7 @@ class Pool {
     if (used_ + reserved > size_) std::exit(3);
     void* block = static_cast<char*>(base_) + used_;
     used_ += reserved;
-    gmt_suballoc(heap_, block, bytes, reserved);
+    gmt_suballoc(heap_, block, bytes, reserved);  // every block handed out
     return block;
   }
   void give_back(void* block) { gmt_subfree(heap_, block); }
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   {
     Pool pool(0, 64 * kMiB);
     std::vector<void*> blocks = {pool.take(1000)};
-    for (int i = 0; i < 10; ++i) blocks.push_back(pool.take(6 * kMiB));
+    for (int i = 0; i < 10; ++i) blocks.push_back(pool.take(6 * kMiB));  // the ten blocks of 6 MiB
     for (void* block : blocks) pool.give_back(block);
   }
   if (devices > 1) {
