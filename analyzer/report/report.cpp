@@ -17,7 +17,8 @@ TimelineReport timeline_report(ModelInput& input) { return {timeline_model(input
 PhasesReport phases_report(ModelInput& input) { return {phases_model(input)}; }
 ViewerReport viewer_report(ModelInput& input) {
   ViewerReport out{summary_report(input), timeline_model(input), phases_model(input), moments_model(input), {}};
-  if (input.trace().heaps_are_pytorch()) {
+  // PyTorch's history, else a program's own heaps: their blocks are the requests (whatif_model.h).
+  if (input.trace().heaps_are_pytorch() || !input.analysis().replay->heaps().heaps().empty()) {
     WhatifRequest request;
     request.explore = true;
     try {

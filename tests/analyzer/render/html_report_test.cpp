@@ -219,5 +219,30 @@ TEST(HtmlForecast, SaysTheStepAndTheStackThatKeepsMemory) {
   EXPECT_NE(stack.find("← keep_for_logging (step_workload.cpp:"), std::string::npos) << stack;
 }
 
+// A program with its own pool and no PyTorch (tests/analyzer/cli/whatif_command_test.cpp has the figures): the page
+// has the what-if table of its heap's blocks.
+TEST(HtmlWhatif, AProgramsHeapBlocksGetTheTable) {
+  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
+  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
+    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  TracedRun run = run_traced("report_prog_heaps", {"1"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  std::string page = run.dir + "/heaps.html";
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, run.trace});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  ASSERT_EQ(browser.exit_code, 0) << browser.err;
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  const nlohmann::json& rows = seen["whatif_rows"];
+  ASSERT_EQ(rows.size(), 6u) << rows.dump();  // the defaults and the grid but garbage collection
+  EXPECT_EQ(rows[0][0], "PyTorch defaults");
+  EXPECT_EQ(rows[0][1], "82.0 MiB");
+  EXPECT_EQ(rows[0][5], "no");
+  EXPECT_EQ(rows[1][0], "expandable_segments=True");
+  EXPECT_EQ(rows[1][1], "62.0 MiB");
+}
+
 }  // namespace
 }  // namespace gpumemtrace::test
