@@ -2,7 +2,8 @@
 // timeline and for growth over equal time slices (growth over a phase's instances keeps its floors in
 // phase_windows.h). Windows are numbered from 0 by whoever drives them; a series is brought up to date
 // lazily, so a value that does not change costs nothing until it is read or changed again. When there are
-// too many windows, pairs are merged (halve()).
+// too many windows, pairs are merged (halve()). The closed windows are kept as runs of equal figures: a
+// PyTorch snapshot's history has a heap per segment, each changing a few times over hundreds of windows.
 #pragma once
 
 #include <algorithm>
@@ -25,63 +26,71 @@ class WindowedSeries {
     open_ = reduce(open_, value);
   }
 
-  // Windows 0 .. window-1 are closed: fill them in with what the value was. Windows before the first that
-  // held anything but 0 are not stored (a series of a heap made late in a long trace starts there).
+  // Windows 0 .. window-1 are closed: the open one with what it held, those after it with the value.
   void catch_up(uint32_t window) {
-    if (closed_.empty() && open_ == 0 && current_ == 0) {
-      first_ = std::max(first_, window);
-      return;
-    }
-    while (end() < window) {
-      closed_.push_back(open_);
-      open_ = current_;
-    }
+    if (window <= end_) return;
+    append(runs_, end_, open_);
+    if (end_ + 1 < window) append(runs_, end_ + 1, current_);
+    end_ = window;
+    open_ = current_;
   }
 
-  // Merges windows pairwise: window w becomes w / 2. `window` is the open window before the merge. The
-  // windows after the last stored one all held current() and stay unstored (a heap destroyed long ago
-  // keeps no figure for each window since).
+  // Merges windows pairwise: window w becomes w / 2. `window` is the open window before the merge.
   void halve(uint32_t window) {
-    if (end() < window) catch_up(end() + 1);  // from end() on, every window holds current_
-    if (first_ % 2 == 1) {  // the unstored window before the first pairs with it
-      closed_.insert(closed_.begin(), 0);
-      --first_;
+    catch_up(window);
+    if (end_ % 2 == 1) {  // the open window pairs with the last closed one, which the last run holds
+      open_ = reduce(open_, runs_.empty() ? 0 : runs_.back().value);
+      --end_;
+      if (!runs_.empty() && runs_.back().window == end_) runs_.pop_back();
     }
-    if (closed_.size() % 2 == 1) {
-      if (end() == window) {  // the open window pairs with the last closed one
-        open_ = reduce(open_, closed_.back());
-        closed_.pop_back();
-      } else {  // the last closed one pairs with the next, which held current_ as open_ does
-        closed_.push_back(open_);
+    // A merged window can differ from the one before it only where a run starts in it or in the pair before.
+    std::vector<Run> merged;
+    size_t run = 0;
+    auto value_at = [&](uint32_t w) {  // w increasing from call to call
+      while (run + 1 < runs_.size() && runs_[run + 1].window <= w) ++run;
+      return run < runs_.size() && runs_[run].window <= w ? runs_[run].value : 0;
+    };
+    uint32_t done = 0;  // merged windows before it are appended
+    for (const Run& r : runs_) {
+      for (uint32_t pair = r.window / 2; pair <= r.window / 2 + 1 && pair < end_ / 2; ++pair) {
+        if (pair < done) continue;
+        uint64_t first = value_at(2 * pair);
+        append(merged, pair, reduce(first, value_at(2 * pair + 1)));
+        done = pair + 1;
       }
     }
-    for (size_t i = 0; i < closed_.size() / 2; ++i) closed_[i] = reduce(closed_[2 * i], closed_[2 * i + 1]);
-    closed_.resize(closed_.size() / 2);
-    first_ /= 2;
+    runs_ = std::move(merged);
+    end_ /= 2;
   }
 
   // One figure per window 0 .. window (the last one still open).
   std::vector<uint64_t> windows(uint32_t window) const {
-    std::vector<uint64_t> out(std::min(first_, window), 0);
-    out.insert(out.end(), closed_.begin(), closed_.end());
-    uint64_t open = open_;
-    while (out.size() < window) {
-      out.push_back(open);
-      open = current_;
+    std::vector<uint64_t> out(static_cast<size_t>(window) + 1, current_);
+    std::fill(out.begin(), out.begin() + std::min(end_, window), uint64_t{0});
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      uint32_t to = std::min(i + 1 < runs_.size() ? runs_[i + 1].window : end_, window);
+      std::fill(out.begin() + runs_[i].window, out.begin() + to, runs_[i].value);
     }
-    out.push_back(open);
+    if (end_ <= window) out[end_] = open_;
     return out;
   }
 
-  // How many windows are kept in memory (the others are 0 before them or current() after them).
-  size_t stored_windows() const { return closed_.size(); }
+  // How many runs of equal closed windows are kept in memory.
+  size_t stored_runs() const { return runs_.size(); }
 
  private:
+  struct Run {
+    uint32_t window;  // the first window of the run; it lasts until the next run's or the open window
+    uint64_t value;
+  };
   static uint64_t reduce(uint64_t a, uint64_t b) { return kReduce == Reduce::Min ? std::min(a, b) : std::max(a, b); }
-  uint32_t end() const { return first_ + static_cast<uint32_t>(closed_.size()); }  // the window open_ is of
+  // Window `window`, after the last run, holds `value` (the windows before the first run hold 0).
+  static void append(std::vector<Run>& runs, uint32_t window, uint64_t value) {
+    if (value != (runs.empty() ? 0 : runs.back().value)) runs.push_back({window, value});
+  }
 
-  uint32_t first_ = 0;  // the window of closed_[0]; those before it held 0
-  std::vector<uint64_t> closed_;
+  std::vector<Run> runs_;
+  uint32_t end_ = 0;  // the open window: those before it are closed
   uint64_t open_ = 0;
   uint64_t current_ = 0;
 };
