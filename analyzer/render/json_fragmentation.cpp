@@ -81,7 +81,7 @@ void write_heaps(JsonWriter& json, const std::vector<report::HeapReport>& heaps)
     json.number("series_start_ns", heap.series_start_ns);
     json.number("series_window_ns", heap.series_window_ns);
     json.begin_array("allocated_series_bytes");
-    for (uint64_t bytes : heap.allocated_series) json.number({}, bytes);
+    for (uint64_t bytes : heap.allocated_windows()) json.number({}, bytes);
     json.end_array();
     json.end_object();
   }

@@ -69,9 +69,8 @@ void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap, bool p
   fmt::format_to(o, "\n      internal {}, external {}, largest free block {}, fragmentation {:.2f}\n",
                  format_size(f.internal_bytes), format_size(f.external_bytes), format_size(f.largest_free_bytes),
                  f.fragmentation());
-  if (!heap.allocated_series.empty())
-    fmt::format_to(o, "      allocated over time (the most in each slice of {}): {}\n",
-                   format_time(heap.series_window_ns), sparkline(heap.allocated_series));
+  fmt::format_to(o, "      allocated over time (the most in each slice of {}): {}\n", format_time(heap.series_window_ns),
+                 sparkline(heap.allocated_windows()));
 }
 
 // The heaps together; for a PyTorch snapshot its segments, in the terms of _memory_viz.py stats.

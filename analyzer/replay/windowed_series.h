@@ -2,7 +2,8 @@
 // timeline and for growth over equal time slices (growth over a phase's instances keeps its floors in
 // phase_windows.h). Windows are numbered from 0 by whoever drives them; a series is brought up to date
 // lazily, so a value that does not change costs nothing until it is read or changed again. When there are
-// too many windows, pairs are merged (halve()).
+// too many windows, pairs are merged (halve()). The closed windows are kept as runs of equal figures: a
+// PyTorch snapshot's history has a heap per segment, each changing a few times over hundreds of windows.
 #pragma once
 
 #include <algorithm>
@@ -25,41 +26,71 @@ class WindowedSeries {
     open_ = reduce(open_, value);
   }
 
-  // Windows 0 .. window-1 are closed: fill them in with what the value was.
+  // Windows 0 .. window-1 are closed: the open one with what it held, those after it with the value.
   void catch_up(uint32_t window) {
-    while (closed_.size() < window) {
-      closed_.push_back(open_);
-      open_ = current_;
-    }
+    if (window <= end_) return;
+    append(runs_, end_, open_);
+    if (end_ + 1 < window) append(runs_, end_ + 1, current_);
+    end_ = window;
+    open_ = current_;
   }
 
   // Merges windows pairwise: window w becomes w / 2. `window` is the open window before the merge.
   void halve(uint32_t window) {
     catch_up(window);
-    if (closed_.size() % 2 == 1) {  // the open window pairs with the last closed one
-      open_ = reduce(open_, closed_.back());
-      closed_.pop_back();
+    if (end_ % 2 == 1) {  // the open window pairs with the last closed one, which the last run holds
+      open_ = reduce(open_, runs_.empty() ? 0 : runs_.back().value);
+      --end_;
+      if (!runs_.empty() && runs_.back().window == end_) runs_.pop_back();
     }
-    for (size_t i = 0; i < closed_.size() / 2; ++i) closed_[i] = reduce(closed_[2 * i], closed_[2 * i + 1]);
-    closed_.resize(closed_.size() / 2);
+    // A merged window can differ from the one before it only where a run starts in it or in the pair before.
+    std::vector<Run> merged;
+    size_t run = 0;
+    auto value_at = [&](uint32_t w) {  // w increasing from call to call
+      while (run + 1 < runs_.size() && runs_[run + 1].window <= w) ++run;
+      return run < runs_.size() && runs_[run].window <= w ? runs_[run].value : 0;
+    };
+    uint32_t done = 0;  // merged windows before it are appended
+    for (const Run& r : runs_) {
+      for (uint32_t pair = r.window / 2; pair <= r.window / 2 + 1 && pair < end_ / 2; ++pair) {
+        if (pair < done) continue;
+        uint64_t first = value_at(2 * pair);
+        append(merged, pair, reduce(first, value_at(2 * pair + 1)));
+        done = pair + 1;
+      }
+    }
+    runs_ = std::move(merged);
+    end_ /= 2;
   }
 
   // One figure per window 0 .. window (the last one still open).
   std::vector<uint64_t> windows(uint32_t window) const {
-    std::vector<uint64_t> out = closed_;
-    uint64_t open = open_;
-    while (out.size() < window) {
-      out.push_back(open);
-      open = current_;
+    std::vector<uint64_t> out(static_cast<size_t>(window) + 1, current_);
+    std::fill(out.begin(), out.begin() + std::min(end_, window), uint64_t{0});
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      uint32_t to = std::min(i + 1 < runs_.size() ? runs_[i + 1].window : end_, window);
+      std::fill(out.begin() + runs_[i].window, out.begin() + to, runs_[i].value);
     }
-    out.push_back(open);
+    if (end_ <= window) out[end_] = open_;
     return out;
   }
 
- private:
-  static uint64_t reduce(uint64_t a, uint64_t b) { return kReduce == Reduce::Min ? std::min(a, b) : std::max(a, b); }
+  // How many runs of equal closed windows are kept in memory.
+  size_t stored_runs() const { return runs_.size(); }
 
-  std::vector<uint64_t> closed_;
+ private:
+  struct Run {
+    uint32_t window;  // the first window of the run; it lasts until the next run's or the open window
+    uint64_t value;
+  };
+  static uint64_t reduce(uint64_t a, uint64_t b) { return kReduce == Reduce::Min ? std::min(a, b) : std::max(a, b); }
+  // Window `window`, after the last run, holds `value` (the windows before the first run hold 0).
+  static void append(std::vector<Run>& runs, uint32_t window, uint64_t value) {
+    if (value != (runs.empty() ? 0 : runs.back().value)) runs.push_back({window, value});
+  }
+
+  std::vector<Run> runs_;
+  uint32_t end_ = 0;  // the open window: those before it are closed
   uint64_t open_ = 0;
   uint64_t current_ = 0;
 };

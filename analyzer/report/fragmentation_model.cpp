@@ -39,7 +39,7 @@ void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_
     const replay::TimeSlices& clock = replay.timeline_clock();
     device.heaps.push_back({heap.id, heap.name, heap.destroyed, heap.figures(), heap.peak_allocated_bytes,
                             heap.peak_ns, clock.origin_ns(), clock.width_ns(),
-                            heap.allocated_series.windows(clock.window())});
+                            heap.allocated_series, clock.window()});
     if (!heap.destroyed) add_to(device.heap_totals, device.heaps.back().end);
   }
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/replay/replay.h"
+#include "analyzer/replay/windowed_series.h"
 #include "analyzer/report/model_input.h"
 
 namespace gpumemtrace::report {
@@ -48,7 +49,11 @@ struct HeapReport {
   // Allocated over time: the most in each slice of the timeline (as `timeline` has them).
   uint64_t series_start_ns = 0;
   uint64_t series_window_ns = 0;
-  std::vector<uint64_t> allocated_series;
+  // Kept as the replay keeps it, made into one figure per slice when rendered: a snapshot's history has a
+  // heap per segment, each alive for a few of the slices.
+  replay::WindowedSeries<replay::Reduce::Max> allocated_series;
+  uint32_t series_open_window = 0;
+  std::vector<uint64_t> allocated_windows() const { return allocated_series.windows(series_open_window); }
 };
 
 // A device's heaps together, those not destroyed (for a PyTorch snapshot: its segments): the figures summed,
