@@ -51,7 +51,7 @@ void write_forecast(JsonWriter& json, const report::ForecastModel& forecast, con
     json.optional_number("oom_step", oom ? std::optional<uint64_t>(f.oom_step) : std::nullopt);
     json.optional_number("oom_step_earliest", oom ? std::optional<uint64_t>(f.oom_step_earliest) : std::nullopt);
     json.optional_number("oom_step_latest", oom ? f.oom_step_latest : std::nullopt);
-    json.optional_number("oom_in_ns", oom && !f.already_failed ? std::optional<uint64_t>(f.oom_in_ns) : std::nullopt);
+    json.optional_number("oom_in_ns", oom && !f.already_failed() ? std::optional<uint64_t>(f.oom_in_ns) : std::nullopt);
     json.optional_number("stable_after_step", stable ? std::optional<uint64_t>(f.stable_after) : std::nullopt);
     json.optional_number("stable_peak_bytes", stable ? std::optional<uint64_t>(f.stable_peak_bytes) : std::nullopt);
     json.begin_array("stacks");

@@ -74,7 +74,7 @@ void append_forecast(fmt::memory_buffer& out, const report::ForecastModel& forec
                        f.device, rate_text(f.bytes_per_step), step_text(f.fit_first), step_text(f.last_step));
         break;
       case report::ForecastVerdict::OutOfMemory:
-        if (f.already_failed) {
+        if (f.already_failed()) {
           fmt::format_to(o, "  device {}: it ran out of memory after step {}, and the line of its peaks puts the "
                             "failure at step {} ({}): its peak grew {} per step (steps {} to {}), {} at step {}, of "
                             "{} it could use ({})\n",

@@ -142,7 +142,6 @@ DeviceForecast forecast_steps(int32_t device, const std::vector<StepPeak>& steps
         *crossing(memory, mean_x, mean_y, slope + 2 * slope_error, 2 * deviation, out.last_step);
     out.oom_step_latest = crossing(memory, mean_x, mean_y, slope - 2 * slope_error, -2 * deviation, out.last_step);
     out.oom_in_ns = (out.oom_step - out.last_step) * out.step_ns;
-    out.already_failed = usable->from == UsableFrom::OutOfMemory;
     return out;
   }
   out.verdict = ForecastVerdict::Stable;

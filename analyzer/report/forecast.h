@@ -72,11 +72,13 @@ struct DeviceForecast {
   uint64_t oom_step_earliest = 0;
   std::optional<uint64_t> oom_step_latest;
   uint64_t oom_in_ns = 0;           // from the end of the last step, at the mean step duration
-  bool already_failed = false;      // OutOfMemory in a trace that ran out on the device: oom_step is the step
-                                    // the line puts its failure in, not one to come
   uint64_t stable_after = 0;        // Stable: the first step from which no step's peak is exceeded by a later
                                     // one's by more than twice the residuals' deviation
   uint64_t stable_peak_bytes = 0;   // Stable: the most any step from it held
+
+  // OutOfMemory in a trace that ran out on the device: oom_step is the step the line puts its failure in, not
+  // one to come.
+  bool already_failed() const { return usable && usable->from == UsableFrom::OutOfMemory; }
 };
 
 // The steps of a device: the ended instances of `phase` (the process's memory counts, which is the
