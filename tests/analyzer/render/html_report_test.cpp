@@ -4,7 +4,6 @@
 // timeline shows the live set of that moment, checked against the analyzer's own figures (`summary
 // --json`, `timeline --json`). Skipped, saying why, without chromium, node or the npm packages.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -32,6 +31,27 @@ nlohmann::json embedded_json(const std::string& page) {
   if (start == std::string::npos) return nullptr;
   start += open.size();
   return nlohmann::json::parse(page.substr(start, page.find("</script>", start) - start));
+}
+
+// Why the page cannot be opened in a browser here (the test is skipped, saying so); "" when it can.
+std::string browser_missing() {
+  if (!file_exists(CHROMIUM_PATH)) return "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
+  if (!file_exists(NODE_PATH_PROGRAM)) return "no node (scripts/setup.sh installs it)";
+  if (!file_exists(std::string(NODE_MODULES) + "/playwright-core"))
+    return "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  return "";
+}
+
+// The page of `trace`, written to `page` and opened in Chromium: what open_report.cjs saw, with no console error.
+nlohmann::json seen_in_browser(const std::string& trace, const std::string& page) {
+  ProcessResult html = run_gpumemtrace({"html", "-o", page, trace});
+  EXPECT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
+  EXPECT_EQ(browser.exit_code, 0) << browser.err;
+  if (html.exit_code != 0 || browser.exit_code != 0) return nlohmann::json::object();
+  nlohmann::json seen = nlohmann::json::parse(browser.out);
+  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  return seen;
 }
 
 class HtmlReport : public testing::Test {
@@ -81,16 +101,8 @@ TEST_F(HtmlReport, CommandLine) {
   EXPECT_EQ(not_a_trace.exit_code, 2);
 }
 
-bool exists(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0;
-}
-
 TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
-  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   ASSERT_EQ(html_->exit_code, 0) << html_->err;
 
   nlohmann::json summary = json_of({"summary", "--json", run_->trace});
@@ -117,7 +129,7 @@ TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
   EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
   EXPECT_EQ(seen["timelines"], 3);  // device 0, managed and pinned host memory
   EXPECT_GT(seen["flame_frames"].get<int>(), 3);
-  EXPECT_TRUE(exists(screenshot));
+  EXPECT_TRUE(file_exists(screenshot));
 
   // The first click: the moment of the clicked slices, holding the most the analyzer's timeline drew there.
   const nlohmann::json& early = seen["clicks"][0];
@@ -161,10 +173,7 @@ TEST_F(HtmlReport, InChromiumAClickOnTheTimelineShowsTheLiveSetOfThatMoment) {
 // the page shows at most 256 of them, says it is ready with every section, and with every tree node opened
 // (48 levels nested, the callers beyond listed flat under one) it still lays out without an error.
 TEST(HtmlDeepStack, IsFoldedAndThePageStaysWhole) {
-  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   ScratchDir scratch;
   TraceBuilder b;
   b.process(7, 1, 0, 0, -1, "host", "deep", {"deep"});
@@ -197,19 +206,10 @@ TEST(HtmlDeepStack, IsFoldedAndThePageStaysWhole) {
 // The forecast of a loop that keeps 4 MiB per step on a 1 GiB device (tests/analyzer/report/forecast_test.cpp),
 // as the page says it.
 TEST(HtmlForecast, SaysTheStepAndTheStackThatKeepsMemory) {
-  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   TracedRun run = run_traced("report_prog_steps", {"23", "4", "32"}, {{"GPUMEMTRACE_SIM_MEMORY", "1GiB"}});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  std::string page = run.dir + "/steps.html";
-  ProcessResult html = run_gpumemtrace({"html", "-o", page, run.trace});
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
-  ASSERT_EQ(browser.exit_code, 0) << browser.err;
-  nlohmann::json seen = nlohmann::json::parse(browser.out);
-  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  nlohmann::json seen = seen_in_browser(run.trace, run.dir + "/steps.html");
   ASSERT_EQ(seen["forecast"].size(), 2u) << seen.dump();
   std::string device = seen["forecast"][0];
   EXPECT_TRUE(device.starts_with("device 0: at this rate it runs out of memory at step 233 (exactly; in ")) << device;
@@ -222,19 +222,10 @@ TEST(HtmlForecast, SaysTheStepAndTheStackThatKeepsMemory) {
 // A program with its own pool and no PyTorch (tests/analyzer/cli/whatif_command_test.cpp has the figures): the page
 // has the what-if table of its heap's blocks.
 TEST(HtmlWhatif, AProgramsHeapBlocksGetTheTable) {
-  if (!exists(CHROMIUM_PATH)) GTEST_SKIP() << "no " CHROMIUM_PATH " (Debian's chromium; scripts/setup.sh installs it)";
-  if (!exists(NODE_PATH_PROGRAM)) GTEST_SKIP() << "no node (scripts/setup.sh installs it)";
-  if (!exists(std::string(NODE_MODULES) + "/playwright-core"))
-    GTEST_SKIP() << "no playwright-core in " NODE_MODULES " (built with -DGPUMEMTRACE_HTML=OFF?)";
+  if (std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   TracedRun run = run_traced("report_prog_heaps", {"1"});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  std::string page = run.dir + "/heaps.html";
-  ProcessResult html = run_gpumemtrace({"html", "-o", page, run.trace});
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  ProcessResult browser = run_process({NODE_PATH_PROGRAM, OPEN_REPORT_TOOL, page}, {{"NODE_PATH", NODE_MODULES}});
-  ASSERT_EQ(browser.exit_code, 0) << browser.err;
-  nlohmann::json seen = nlohmann::json::parse(browser.out);
-  EXPECT_EQ(seen["console_errors"], nlohmann::json::array()) << seen["console_errors"].dump();
+  nlohmann::json seen = seen_in_browser(run.trace, run.dir + "/heaps.html");
   const nlohmann::json& rows = seen["whatif_rows"];
   ASSERT_EQ(rows.size(), 6u) << rows.dump();  // the defaults and the grid but garbage collection
   EXPECT_EQ(rows[0][0], "PyTorch defaults");
