@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/render/json_writer.h"
+#include "analyzer/render/json_rank_balance.h"
 #include "analyzer/render/render_options.h"
 #include "analyzer/report/rank_report.h"
 
@@ -14,11 +14,5 @@ namespace gpumemtrace::render {
 
 void text_rank_report(const report::RankReport& model, const RenderOptions& options, fmt::memory_buffer& out);
 void json_rank_report(const report::RankReport& model, const RenderOptions& options, fmt::memory_buffer& out);
-
-// A rank's label ("rank 3", "trace 1"), null for a lone process of unknown rank.
-void write_rank_label(JsonWriter& json, std::string_view key, const std::string& rank);
-// The per-rank table's members of an object: "ranks", and with rows "start_wall_ns", "largest_rank",
-// "median_peak_bytes", "imbalance", "first_failed_rank" (also check's).
-void write_rank_balance(JsonWriter& json, const report::RankBalance& balance);
 
 }  // namespace gpumemtrace::render

@@ -1,6 +1,6 @@
 #include "analyzer/render/budget/budget_output.h"
+#include "analyzer/render/json_rank_balance.h"
 #include "analyzer/render/json_writer.h"
-#include "analyzer/render/rank_output.h"
 
 namespace gpumemtrace::render {
 
