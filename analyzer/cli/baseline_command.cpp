@@ -15,7 +15,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kBaselineHelp =
     "usage: gpumemtrace baseline -o FILE TRACE|DIR\n"
     "\n"
     "Writes a baseline of a trace, or of every trace in a directory (one per rank or process): per rank\n"
@@ -26,7 +26,7 @@ constexpr std::string_view kHelp =
     "compare later runs with `gpumemtrace check --baseline FILE` or `gpumemtrace diff FILE TRACE`.\n";
 
 int baseline_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatusHelp);
+  CommandLine line(kBaselineHelp, kExitStatusHelp);
   std::optional<std::string> output;
   std::string path;
   line.option("-o,--output", "FILE", output, "the baseline file to write ('-' for stdout)");

@@ -19,7 +19,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kCheckHelp =
     "usage: gpumemtrace check [options] TRACE|DIR\n"
     "\n"
     "Holds a trace, or every trace in a directory (one per rank or process), against GPU memory budgets,\n"
@@ -66,7 +66,7 @@ report::Tolerance tolerance_option(const std::string& value) {
 }
 
 int check(std::span<const std::string> args) {
-  CommandLine line(kHelp, kCheckExitStatus);
+  CommandLine line(kCheckHelp, kCheckExitStatus);
   std::optional<std::string> max_peak, max_leak, max_ooms, max_growth, max_forecast_steps, device, baseline, tolerance, junit, top, from, to;
   bool json = false;
   std::string path;

@@ -11,7 +11,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kDiffHelp =
     "usage: gpumemtrace diff [options] A B\n"
     "\n"
     "Compares run B with run A; each is a trace, a directory of traces (one per rank) or a baseline file\n"
@@ -20,7 +20,7 @@ constexpr std::string_view kHelp =
     "their functions and source files, not by address (like pprof -diff_base).\n";
 
 int diff_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatusHelp);
+  CommandLine line(kDiffHelp, kExitStatusHelp);
   std::vector<std::string> paths;
   std::optional<std::string> top;
   bool json = false;

@@ -15,7 +15,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kDumpHelp =
     "usage: gpumemtrace dump [--json] TRACE\n"
     "\n"
     "Prints every record of TRACE, one per line: the time in seconds since the trace started, the thread,\n"
@@ -64,7 +64,7 @@ void append_status_json(fmt::memory_buffer& out, const trace::Reader& reader) {
 }
 
 int dump_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatusHelp);
+  CommandLine line(kDumpHelp, kExitStatusHelp);
   bool json = false;
   std::string path;
   line.flag("--json", json, "one JSON object per line instead; the last one has a \"status\" key");

@@ -16,7 +16,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kExportHelp =
     "usage: gpumemtrace export --format FORMAT -o FILE [options] TRACE\n"
     "\n"
     "Writes the trace for other tools (docs/exports.md):\n"
@@ -50,7 +50,7 @@ const render::OutputFormat& export_format(const std::optional<std::string>& name
 
 // nullopt: --help was printed.
 std::optional<ExportArguments> parse(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatusHelp);
+  CommandLine line(kExportHelp, kExitStatusHelp);
   std::optional<std::string> format, output, what, device, from, to, min_size;
   ExportArguments out;
   line.option("--format", "FORMAT", format, "the output: " + render::output_format_names(true) + " (required)");

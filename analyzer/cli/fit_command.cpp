@@ -18,7 +18,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kFitHelp =
     "usage: gpumemtrace fit [--batch RUN=N]... [--memory SIZE] [--margin SIZE] [--raw] [--json] RUN1 RUN2 [RUN...]\n"
     "\n"
     "Reads runs of one program at different batch sizes (each RUN a trace, or a directory of per-rank traces)\n"
@@ -30,7 +30,7 @@ constexpr std::string_view kHelp =
     "sized for the batch tried, replayed on the device, so the cache's rounding and fragmentation count.\n"
     "Otherwise the answer is on raw bytes. docs/reports.md (\"fit\") defines every figure.\n";
 
-constexpr std::string_view kExitStatus =
+constexpr std::string_view kFitExitStatus =
     "Exit status: 0 when the runs were fitted, 1 for a bad command line, 2 when a run cannot be read or the runs\n"
     "cannot be fitted (of different programs, without a batch, fewer than two batch sizes; one line on\n"
     "stderr), 3 for a system error.\n";
@@ -96,7 +96,7 @@ report::FitRun read_run(const std::string& path, const std::map<std::string, uin
 }
 
 int fit_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatus);
+  CommandLine line(kFitHelp, kFitExitStatus);
   std::vector<std::string> batch_values, paths;
   std::optional<std::string> memory, margin;
   bool json = false, raw = false;

@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kFragmentationHelp =
     "usage: gpumemtrace fragmentation [options] TRACE\n"
     "\n"
     "Memory that allocators held but did not use, where the trace knows both views: stream-ordered memory\n"
@@ -21,7 +21,7 @@ constexpr std::string_view kHelp =
 
 int fragmentation_main(std::span<const std::string> args) {
   return run_report(args, ReportCommand{
-      .usage_and_purpose = kHelp, .build = report::build_body<report::fragmentation_report>});
+      .usage_and_purpose = kFragmentationHelp, .build = report::build_body<report::fragmentation_report>});
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kGrowthHelp =
     "usage: gpumemtrace growth [options] TRACE\n"
     "\n"
     "The call stacks whose live memory keeps rising across the run (memory accumulated across iterations,\n"
@@ -21,7 +21,7 @@ constexpr std::string_view kHelp =
 
 int growth_main(std::span<const std::string> args) {
   return run_report(args, ReportCommand{
-      .usage_and_purpose = kHelp, .build = report::build_body<report::growth_report>, .takes_view = true, .takes_growth = true});
+      .usage_and_purpose = kGrowthHelp, .build = report::build_body<report::growth_report>, .takes_view = true, .takes_growth = true});
 }
 
 }  // namespace

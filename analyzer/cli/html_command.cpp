@@ -7,7 +7,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kHtmlHelp =
     "usage: gpumemtrace html [options] -o FILE TRACE\n"
     "\n"
     "Writes one HTML file that a browser opens offline (nothing is fetched; attach it to a bug report):\n"
@@ -22,7 +22,7 @@ constexpr std::string_view kHelp =
     "allocations instead.\n";
 
 int html_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+  return run_report(args, ReportCommand{.usage_and_purpose = kHtmlHelp,
                                         .default_top = 20,
                                         .build = report::build_body<report::viewer_report>,
                                         .default_format = "html",

@@ -18,7 +18,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kInfoHelp =
     "usage: gpumemtrace info [--json] [--sim]\n"
     "\n"
     "Shows the GPUs NVML sees (name, UUID, PCI bus id, total and free memory), the driver and CUDA runtime\n"
@@ -28,7 +28,7 @@ constexpr std::string_view kHelp =
     "that would free its memory; gpumemtrace never kills anything. Without NVML (libnvidia-ml.so.1, or\n"
     "$GPUMEMTRACE_NVML_LIBRARY) it says so and shows what it could see.\n";
 
-constexpr std::string_view kExitStatus =
+constexpr std::string_view kInfoExitStatus =
     "Exit status: 0 (also without NVML), 1 for a bad command line, 3 when the output cannot be written.\n";
 
 std::string cuda_version_text(int version) {
@@ -144,7 +144,7 @@ std::string render_json(const InfoReport& report) {
 int info_main(std::span<const std::string> args) {
   bool json = false, sim = false;
   std::vector<std::string> operands;
-  CommandLine line(kHelp, kExitStatus);
+  CommandLine line(kInfoHelp, kInfoExitStatus);
   line.flag("--json", json, "JSON on stdout instead of text");
   line.flag("--sim", sim, "read the simulated device's NVML and runtime (like run --sim)");
   line.operands("operand", operands, 0);

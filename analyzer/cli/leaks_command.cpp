@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kLeaksHelp =
     "usage: gpumemtrace leaks [options] TRACE|DIR\n"
     "\n"
     "The allocations still live when the process exited (device memory, managed and pinned host memory),\n"
@@ -19,7 +19,7 @@ constexpr std::string_view kHelp =
     "leaked the most (--rank N or all for others).\n";
 
 int leaks_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+  return run_report(args, ReportCommand{.usage_and_purpose = kLeaksHelp,
                                         .default_top = 10,
                                         .build = report::build_body<report::leaks_report>,
                                         .takes_view = true,

@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kOomHelp =
     "usage: gpumemtrace oom [options] TRACE|DIR\n"
     "\n"
     "For each allocation that failed with out of memory: the request, the device's free and total memory\n"
@@ -18,7 +18,7 @@ constexpr std::string_view kHelp =
     "that ran out of memory first, by the wall clock (--rank N or all for others).\n";
 
 int oom_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+  return run_report(args, ReportCommand{.usage_and_purpose = kOomHelp,
                                         .default_top = 10,
                                         .build = report::build_body<report::oom_report>,
                                         .ranks = report::RankFocus::FirstFailed});

@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kPeakHelp =
     "usage: gpumemtrace peak [options] TRACE|DIR\n"
     "\n"
     "For each device: the peak of its device memory (cuMemAlloc/cudaMalloc, async pools, VMM physical\n"
@@ -19,7 +19,7 @@ constexpr std::string_view kHelp =
     "the largest peak (--rank N or all for others).\n";
 
 int peak_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+  return run_report(args, ReportCommand{.usage_and_purpose = kPeakHelp,
                                         .default_top = 10,
                                         .build = report::build_body<report::peak_report>,
                                         .takes_view = true,

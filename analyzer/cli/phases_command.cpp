@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kPhasesHelp =
     "usage: gpumemtrace phases [options] TRACE\n"
     "\n"
     "Memory by phase: the NVTX push/pop ranges and gpumemtrace annotations of each thread. For each phase\n"
@@ -16,7 +16,7 @@ constexpr std::string_view kHelp =
     "live device memory from the end of the previous instance of the same phase to the end of this one.\n";
 
 int phases_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{kHelp, 10, false, report::build_body<report::phases_report>});
+  return run_report(args, ReportCommand{kPhasesHelp, 10, false, report::build_body<report::phases_report>});
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kRunHelp =
     "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N]\n"
     "                       [--param NAME=VALUE]... [--top] [--] CMD [ARGS...]\n"
     "\n"
@@ -55,7 +55,7 @@ constexpr std::string_view kHelp =
     "--top shows `gpumemtrace top` on CMD while it runs; CMD's output then goes to TRACE.out (its input is\n"
     "/dev/null). q leaves the view and CMD runs on; Ctrl-C reaches CMD, and its end leaves the last frame.\n";
 
-constexpr std::string_view kExitStatus =
+constexpr std::string_view kRunExitStatus =
     "Exit status: CMD's own once it has started (128 + the signal if a signal ended it); before that, 127\n"
     "when CMD is not found and 126 when it cannot be executed (as in a shell), 1 for a bad command line or\n"
     "when the tracer library or the simulated device is missing, 3 for a system error.\n";
@@ -74,7 +74,7 @@ struct RunOptions {
 
 // nullopt when --help was asked for.
 std::optional<RunOptions> parse_options(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatus);
+  CommandLine line(kRunHelp, kRunExitStatus);
   RunOptions options;
   std::optional<std::string> output;
   line.option("-o,--output", "FILE", output,

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kSnapshotHelp =
     "usage: gpumemtrace snapshot [--wait SECONDS] PID\n"
     "\n"
     "Asks process PID for a snapshot of PyTorch's caching allocator: sends it SIGUSR1, waits until the\n"
@@ -39,7 +39,7 @@ constexpr std::string_view kHelp =
     "nothing is sent, because SIGUSR1 would end the process. Python runs signal handlers on its main thread,\n"
     "between two bytecodes: a main thread busy in native code answers when it comes back.\n";
 
-constexpr std::string_view kExitStatus =
+constexpr std::string_view kSnapshotExitStatus =
     "Exit status: 0 when the snapshot was written (with --wait 0: asked for), 1 for a bad command line, 2 when\n"
     "the process cannot be asked (no such process, not traced, no PyTorch hook or SIGUSR1 not taken; one line\n"
     "on stderr), 3 for a system error (the signal cannot be sent, the process ended or wrote nothing in time).\n";
@@ -74,7 +74,7 @@ std::map<std::string, ino_t> usr1_snapshots(const fs::path& trace) {
 }
 
 int snapshot_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatus);
+  CommandLine line(kSnapshotHelp, kSnapshotExitStatus);
   std::optional<std::string> wait_option;
   std::string pid_text;
   line.option("--wait", "SECONDS", wait_option, "how long to wait for the snapshot (default 30; 0: do not wait)");

@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kSummaryHelp =
     "usage: gpumemtrace summary [options] TRACE|DIR\n"
     "\n"
     "One page about a trace: per device the peak of device memory (when, and how many allocations were\n"
@@ -23,7 +23,7 @@ constexpr std::string_view kHelp =
     "ran out of memory first, else of the rank with the largest peak (--rank N or all for others).\n";
 
 int summary_main(std::span<const std::string> args) {
-  return run_report(args, ReportCommand{.usage_and_purpose = kHelp,
+  return run_report(args, ReportCommand{.usage_and_purpose = kSummaryHelp,
                                         .default_top = 5,
                                         .build = report::build_body<report::summary_report>,
                                         .takes_view = true,

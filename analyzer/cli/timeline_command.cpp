@@ -6,7 +6,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kTimelineHelp =
     "usage: gpumemtrace timeline [options] TRACE\n"
     "\n"
     "Live memory of each device over time (device memory: cuMemAlloc, async pools, VMM physical memory\n"
@@ -19,7 +19,7 @@ constexpr std::string_view kHelp =
 
 int timeline_main(std::span<const std::string> args) {
   return run_report(args, ReportCommand{
-      .usage_and_purpose = kHelp, .takes_width = true, .build = report::build_body<report::timeline_report>, .takes_view = true});
+      .usage_and_purpose = kTimelineHelp, .takes_width = true, .build = report::build_body<report::timeline_report>, .takes_view = true});
 }
 
 }  // namespace

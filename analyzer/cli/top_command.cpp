@@ -25,7 +25,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kTopHelp =
     "usage: gpumemtrace top [--interval SECONDS] [--once [--json]] [options] PID|TRACE\n"
     "\n"
     "A live view of a traced process: reads its trace as the tracer writes it (the file the process maps;\n"
@@ -40,7 +40,7 @@ constexpr std::string_view kHelp =
     "prints one frame as text (or with --json, {\"summary\": what `summary --json` prints, \"live\": ...}) and\n"
     "needs no terminal. docs/top.md has the details.\n";
 
-constexpr std::string_view kExitStatus =
+constexpr std::string_view kTopExitStatus =
     "Exit status: 0 after q, Ctrl-C, the process's end or one frame; 1 for a bad command line (or no terminal\n"
     "without --once); 2 when there is nothing to show: no such process, a process not traced or without a\n"
     "trace, a file that is not a readable trace (one line on stderr); 3 for a system error.\n";
@@ -185,7 +185,7 @@ std::chrono::milliseconds parse_interval(const std::string& text) {
 }
 
 int top_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatus);
+  CommandLine line(kTopHelp, kTopExitStatus);
   std::optional<std::string> interval, top, device;
   bool once = false, json = false;
   TopOptions options;

@@ -15,7 +15,7 @@ namespace gpumemtrace::cli {
 
 namespace {
 
-constexpr std::string_view kHelp =
+constexpr std::string_view kWhatifHelp =
     "usage: gpumemtrace whatif [options] TRACE\n"
     "\n"
     "Replays what PyTorch's caching allocator was asked for in a recorded run (the history of the PyTorch\n"
@@ -39,7 +39,7 @@ constexpr std::string_view kHelp =
     "roundup_power2_divisions=4; expandable_segments=True,roundup_power2_divisions=4; and, with a memory\n"
     "fraction, garbage_collection_threshold=0.8.\n";
 
-constexpr std::string_view kExitStatus =
+constexpr std::string_view kWhatifExitStatus =
     "Exit status: 0 when the history was replayed, 1 for a bad command line, 2 when the trace has no PyTorch\n"
     "history that can be read nor heap blocks, or a setting is one the model does not take (one line on stderr),\n"
     "3 for a system error.\n";
@@ -53,7 +53,7 @@ uint64_t size_option(const std::string& option, const std::string& value) {
 }
 
 int whatif_main(std::span<const std::string> args) {
-  CommandLine line(kHelp, kExitStatus);
+  CommandLine line(kWhatifHelp, kWhatifExitStatus);
   report::WhatifRequest request;
   std::vector<std::string> memories;
   std::optional<std::string> device, fraction;

@@ -2,25 +2,25 @@
 
 namespace gpumemtrace::render {
 
+namespace {
+
+void write_figure(JsonWriter& json, std::string_view key, uint32_t value) { json.number(key, uint64_t{value}); }
+void write_figure(JsonWriter& json, std::string_view key, uint64_t value) { json.number(key, value); }
+void write_figure(JsonWriter& json, std::string_view key, bool value) { json.boolean(key, value); }
+void write_figure(JsonWriter& json, std::string_view key, std::optional<int64_t> value) {
+  if (value)
+    json.number(key, *value);
+  else
+    json.null(key);
+}
+
+}  // namespace
+
 void write_phase_instance(JsonWriter& json, const report::PhaseInstanceFigures& f, const report::Stacks& stacks) {
   json.begin_object();
-  json.number("number", uint64_t{f.number});
-  json.number("thread", uint64_t{f.thread});
-  json.number("start_ns", f.start_ns);
-  json.number("end_ns", f.end_ns);
-  json.boolean("ended", f.ended);
-  json.number("live_at_start_bytes", f.live_at_start_bytes);
-  json.number("live_at_end_bytes", f.live_at_end_bytes);
-  json.number("peak_bytes", f.peak_bytes);
-  json.number("peak_time_ns", f.peak_time_ns);
-  json.number("allocated_bytes", f.allocated_bytes);
-  json.number("allocations", f.allocations);
-  json.number("left_live_bytes", f.left_live_bytes);
-  json.number("left_live_allocations", f.left_live_allocations);
-  if (f.growth_bytes)
-    json.number("growth_bytes", *f.growth_bytes);
-  else
-    json.null("growth_bytes");
+#define GPUMEMTRACE_FIGURE_JSON(type, member, initial) write_figure(json, #member, f.member);
+  GPUMEMTRACE_PHASE_INSTANCE_FIGURES(GPUMEMTRACE_FIGURE_JSON)
+#undef GPUMEMTRACE_FIGURE_JSON
   json.begin_array("left_live");
   for (const report::SiteFigures& site : f.left_live) {
     json.begin_object();

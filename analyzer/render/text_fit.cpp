@@ -11,7 +11,7 @@ namespace gpumemtrace::render {
 namespace {
 
 // Fitted bytes may be fractional or (a constant of an affine fit) negative.
-std::string signed_size(double bytes) {
+std::string fitted_size(double bytes) {
   auto whole = static_cast<int64_t>(std::llround(bytes));
   return whole < 0 ? "-" + format_size(static_cast<uint64_t>(-whole)) : format_size(static_cast<uint64_t>(whole));
 }
@@ -39,14 +39,14 @@ void append_group(fmt::appender to, const report::BatchFit& model, const report:
   fmt::format_to(to, "\n{}device {}: {} ({}), margin {}\n", group.rank.empty() ? "" : group.rank + ", ", group.device,
                  format_exact_size(group.memory), group.memory_from, format_size(model.margin));
   fmt::format_to(to, "  bytes at the peak = {} + {} x batch (the runs' peaks within {} of it)\n",
-                 signed_size(group.constant_bytes), signed_size(group.per_sample_bytes),
+                 fitted_size(group.constant_bytes), fitted_size(group.per_sample_bytes),
                  format_size(group.largest_error));
   bool proportional_seen = false, constant_seen = false;
   for (const report::StackFit& stack : group.stacks) {
     if (stack.proportional && !proportional_seen) fmt::format_to(to, "  grow with the batch (bytes per sample):\n");
     if (!stack.proportional && !constant_seen) fmt::format_to(to, "  constant:\n");
     (stack.proportional ? proportional_seen : constant_seen) = true;
-    fmt::format_to(to, "    {:>10}  {}\n", signed_size(stack.proportional ? stack.per_sample_bytes : stack.constant_bytes),
+    fmt::format_to(to, "    {:>10}  {}\n", fitted_size(stack.proportional ? stack.per_sample_bytes : stack.constant_bytes),
                    terminal_text(short_stack(stack.stack)));
   }
   if (group.unbounded) {
@@ -58,8 +58,8 @@ void append_group(fmt::appender to, const report::BatchFit& model, const report:
     double next = group.constant_bytes + group.per_sample_bytes * static_cast<double>(*group.raw_batch + 1);
     fmt::format_to(to, "  raw bytes: batch {} fits: {} ({} to spare); batch {} needs {} ({} too much)\n",
                    *group.raw_batch, format_size(group.raw_bytes_at_batch),
-                   signed_size(room - static_cast<double>(group.raw_bytes_at_batch)), *group.raw_batch + 1,
-                   signed_size(next), signed_size(next - room));
+                   fitted_size(room - static_cast<double>(group.raw_bytes_at_batch)), *group.raw_batch + 1,
+                   fitted_size(next), fitted_size(next - room));
   }
   if (!group.allocator_skipped.empty())
     fmt::format_to(to, "  PyTorch's allocator: not replayed: {}\n", group.allocator_skipped);

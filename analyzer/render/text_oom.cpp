@@ -21,7 +21,7 @@ std::string device_memory_text(const report::OomFailure& failure) {
   return fmt::format("{} free of {}", format_size(failure.free_bytes), format_size(failure.total_bytes));
 }
 
-std::string signed_size(int64_t bytes) {
+std::string part_size(int64_t bytes) {
   if (bytes >= 0) return format_exact_size(static_cast<uint64_t>(bytes));
   return "-" + format_exact_size(static_cast<uint64_t>(-bytes)) + " (the parts were read at different moments)";
 }
@@ -49,7 +49,7 @@ void append_breakdown(fmt::memory_buffer& out, const report::DeviceBreakdown& b)
          format_exact_size(process.bytes));
   if (b.unlisted_used_bytes)
     line("used on the device by no process NVML lists", format_exact_size(b.unlisted_used_bytes));
-  line("unaccounted", signed_size(b.unaccounted_bytes));
+  line("unaccounted", part_size(b.unaccounted_bytes));
   for (const std::string& unseen : b.unseen) fmt::format_to(o, "    not seen: {}\n", unseen);
 }
 

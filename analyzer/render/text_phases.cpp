@@ -6,7 +6,7 @@ namespace gpumemtrace::render {
 
 namespace {
 
-std::string signed_size(int64_t bytes) {
+std::string size_change(int64_t bytes) {
   return (bytes < 0 ? "-" : "+") + format_size(static_cast<uint64_t>(bytes < 0 ? -bytes : bytes));
 }
 
@@ -16,7 +16,7 @@ void append_instance(fmt::memory_buffer& out, const report::PhaseInstanceFigures
                  f.number, f.thread, format_time(f.start_ns), format_time(f.end_ns), f.ended ? "" : " (never ended)",
                  format_size(f.peak_bytes), format_time(f.peak_time_ns), format_size(f.allocated_bytes),
                  f.allocations, format_size(f.left_live_bytes), f.left_live_allocations);
-  if (f.growth_bytes) fmt::format_to(o, ", growth {}", signed_size(*f.growth_bytes));
+  if (f.growth_bytes) fmt::format_to(o, ", growth {}", size_change(*f.growth_bytes));
   out.push_back('\n');
   for (const report::SiteFigures& site : f.left_live) {
     fmt::format_to(o, "      {} in {} allocations left live{}\n", format_size(site.bytes), site.count,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/allocator_model/history_replay.h"
+#include "analyzer/report/forecast.h"
 #include "analyzer/report/recorded_history.h"
 #include "common/size_units.h"
 
@@ -22,23 +23,13 @@ struct Line {
   bool proportional = false;
 };
 
-Line fit_line(const std::vector<uint64_t>& batches, const std::vector<uint64_t>& bytes) {
+Line batch_line(const std::vector<uint64_t>& batches, const std::vector<uint64_t>& bytes) {
   uint64_t low = *std::min_element(bytes.begin(), bytes.end());
   uint64_t high = *std::max_element(bytes.begin(), bytes.end());
   if (high - low <= high / 100) return {static_cast<double>(high), 0, false};
-  double n = static_cast<double>(batches.size()), mean_x = 0, mean_y = 0;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    mean_x += static_cast<double>(batches[i]) / n;
-    mean_y += static_cast<double>(bytes[i]) / n;
-  }
-  double sxy = 0, sxx = 0;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    double dx = static_cast<double>(batches[i]) - mean_x;
-    sxy += dx * (static_cast<double>(bytes[i]) - mean_y);
-    sxx += dx * dx;
-  }
-  double slope = sxy / sxx;
-  return {mean_y - slope * mean_x, slope, true};
+  std::vector<long double> x(batches.begin(), batches.end()), y(bytes.begin(), bytes.end());
+  LineFit fit = fit_line(x, y);
+  return {static_cast<double>(fit.mean_y - fit.slope * fit.mean_x), static_cast<double>(fit.slope), true};
 }
 
 double at_batch(const Line& line, uint64_t batch) { return line.constant + line.slope * static_cast<double>(batch); }
@@ -91,7 +82,7 @@ class ScaledHistory {
       std::vector<uint64_t> column;
       for (const std::vector<uint64_t>& run : sizes) column.push_back(run[r]);
       bool equal = std::all_of(column.begin(), column.end(), [&](uint64_t s) { return s == column.front(); });
-      out.lines_.push_back(equal ? Line{static_cast<double>(column.front()), 0, false} : fit_line(batches, column));
+      out.lines_.push_back(equal ? Line{static_cast<double>(column.front()), 0, false} : batch_line(batches, column));
     }
     return out;
   }
@@ -242,7 +233,7 @@ BatchFit fit_batch(std::vector<FitRun> runs, const FitRequest& request) {
     }
     for (auto& [stack, bytes] : stacks) {
       bytes.resize(runs.size());
-      Line line = fit_line(batches, bytes);
+      Line line = batch_line(batches, bytes);
       group.stacks.push_back({stack, line.proportional, line.constant, line.slope, bytes});
       group.constant_bytes += line.constant;
       group.per_sample_bytes += line.slope;

@@ -14,22 +14,28 @@
 
 namespace gpumemtrace::report {
 
+// One instance of a phase. Its figures, declared once for the struct, the JSON writer (same names, in this
+// order) and the contract test. X(type, member, initial value).
+#define GPUMEMTRACE_PHASE_INSTANCE_FIGURES(X)                                                                     \
+  X(uint32_t, number, 0) /* 1, 2, ... in the order the instances started */                                     \
+  X(uint32_t, thread, 0)                                                                                          \
+  X(uint64_t, start_ns, 0)                                                                                        \
+  X(uint64_t, end_ns, 0)                                                                                          \
+  X(bool, ended, true) /* false: still open when the trace ends (end_ns is the trace's end) */                   \
+  X(uint64_t, live_at_start_bytes, 0)                                                                             \
+  X(uint64_t, live_at_end_bytes, 0)                                                                               \
+  X(uint64_t, peak_bytes, 0)                                                                                      \
+  X(uint64_t, peak_time_ns, 0)                                                                                    \
+  X(uint64_t, allocated_bytes, 0)                                                                                 \
+  X(uint64_t, allocations, 0)                                                                                     \
+  X(uint64_t, left_live_bytes, 0)                                                                                 \
+  X(uint64_t, left_live_allocations, 0)                                                                           \
+  X(std::optional<int64_t>, growth_bytes, std::nullopt) /* live at its end - at the previous one's; none for #1 */
 struct PhaseInstanceFigures {
-  uint32_t number = 0;  // 1, 2, ... in the order the instances started
-  uint32_t thread = 0;
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  bool ended = true;    // false: still open when the trace ends (end_ns is the trace's end)
-  uint64_t live_at_start_bytes = 0;
-  uint64_t live_at_end_bytes = 0;
-  uint64_t peak_bytes = 0;
-  uint64_t peak_time_ns = 0;
-  uint64_t allocated_bytes = 0;
-  uint64_t allocations = 0;
-  uint64_t left_live_bytes = 0;
-  uint64_t left_live_allocations = 0;
-  std::optional<int64_t> growth_bytes;  // live at its end - live at the previous instance's end; none for #1
-  std::vector<SiteFigures> left_live;   // the --top largest sites of what was left live
+#define GPUMEMTRACE_FIGURE_MEMBER(type, member, initial) type member = initial;
+  GPUMEMTRACE_PHASE_INSTANCE_FIGURES(GPUMEMTRACE_FIGURE_MEMBER)
+#undef GPUMEMTRACE_FIGURE_MEMBER
+  std::vector<SiteFigures> left_live;  // the --top largest sites of what was left live
 };
 
 struct PhaseFigures {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzer/report/phases_model.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -100,6 +101,22 @@ TEST_F(PhasesReport, EachInstanceHasItsPeakWhatItLeftLiveAndItsGrowth) {
   EXPECT_EQ(forward["left_live_bytes"], 300);
   EXPECT_EQ(forward["live_at_end_bytes"], 1300);
   EXPECT_EQ(forward["ended"], true);
+}
+
+// The declaration of an instance's figures is what the JSON carries: by name, in order, then its sites.
+TEST_F(PhasesReport, EachInstanceCarriesTheDeclaredFiguresInOrder) {
+  std::vector<std::string> declared;
+#define GPUMEMTRACE_FIGURE_NAME(type, member, initial) declared.push_back(#member);
+  GPUMEMTRACE_PHASE_INSTANCE_FIGURES(GPUMEMTRACE_FIGURE_NAME)
+#undef GPUMEMTRACE_FIGURE_NAME
+  ASSERT_EQ(declared.size(), 14u);
+  declared.push_back("left_live");
+  ProcessResult r = run({"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::ordered_json instance = nlohmann::ordered_json::parse(r.out)["phases"][0]["instances"].at(0);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : instance.items()) keys.push_back(key);
+  EXPECT_EQ(keys, declared);
 }
 
 TEST_F(PhasesReport, TextSaysTheSame) {
