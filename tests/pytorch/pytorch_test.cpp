@@ -18,6 +18,7 @@
 
 #include "tests/pytorch/torch_run.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
 #include "tests/support/traced_run.h"
 #include "trace/reader/reader.h"
 
@@ -375,6 +376,30 @@ TEST(CudaGraphs, CaptureFailsWithPytorchsErrorAndOneLineFromTheSimulatedRuntime)
                                 "simulated driver captures no stream work into CUDA graphs\n"),
             std::string::npos)
       << run.result.err;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// export --format memory-viz --max-entries: PyTorch's own torch.cuda._memory_viz reads what it writes. A real
+// snapshot read as a trace (its whole history exported is ENTRIES_TOTAL entries) keeps its last 10 entries.
+
+TEST(MemoryVizExport, MaxEntriesWritesWhatPytorchReads) {
+  REQUIRE_TORCH();
+  ScratchDir scratch;
+  std::string snapshot = test_data_dir() + "/pytorch-snapshots/yiyi_oom_snapshot.pickle";
+  std::string exported = scratch / "last10.pickle";
+  ProcessResult e = run_gpumemtrace({"export", "--format", "memory-viz", "--max-entries", "10", "-o", exported, snapshot});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.err, "gpumemtrace: memory-viz: kept 10 history entries, left out LEFT_OUT: LEFT_OUT before the last 10 of "
+                   "each device (--max-entries)\n");
+  std::string why;
+  ProcessResult viz = run_process(
+      {torch_python(&why), "-W", "ignore", "-c",
+       "import pickle, sys\nfrom torch.cuda import _memory_viz\ns = pickle.load(open(sys.argv[1], 'rb'))\n"
+       "print(_memory_viz.trace(s))\nprint(_memory_viz.segsum(s))",
+       exported});
+  ASSERT_EQ(viz.exit_code, 0) << viz.err;
+  EXPECT_EQ(viz.out.rfind("Device 0 ----------------\n10 entries\n", 0), 0u) << viz.out;
+  EXPECT_NE(viz.out.find("\ntotal_reserved: "), std::string::npos) << viz.out;
 }
 
 }  // namespace
