@@ -12,6 +12,7 @@
 
 #include "analyzer/pytorch/pickle_reader.h"
 #include "analyzer/pytorch/snapshot.h"
+#include "tests/analyzer/pytorch/python_pickle.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 
@@ -22,17 +23,6 @@ using pytorch::Pickle;
 using pytorch::PickleKind;
 
 std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
-
-std::vector<uint8_t> python_pickle(const std::string& program, int protocol) {
-  ScratchDir scratch;
-  std::string path = scratch / "value.pickle";
-  ProcessResult r = run_process({"python3", "-c",
-                                 "import pickle, sys\n" + program +
-                                     "\nopen(sys.argv[1], 'wb').write(pickle.dumps(v, protocol=int(sys.argv[2])))",
-                                 path, std::to_string(protocol)});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return bytes_of(read_file(path));
-}
 
 // Takes the items of the list under the key "rows", and keeps the first item of each row's "keep" list.
 class RowSink : public pytorch::PickleListSink {
