@@ -29,7 +29,9 @@ constexpr std::string_view kExportHelp =
     "  memory-viz  a PyTorch memory snapshot (pickle) for pytorch.org/memory_viz: the device memory as\n"
     "            segments, with their blocks where a heap reports them, and every change as its history\n"
     "Only the allocations that --device, --from, --to and --min-size select are read: every figure is\n"
-    "about them (the peak is the peak of the selected allocations).\n";
+    "about them (the peak is the peak of the selected allocations). memory-viz reads every allocation and\n"
+    "writes the part of its history from --from to --to, at most the last --max-entries of each device,\n"
+    "with the segments as they were at --to; it says on stderr how many history entries it left out.\n";
 
 struct ExportArguments {
   std::string path;
@@ -51,7 +53,7 @@ const render::OutputFormat& export_format(const std::optional<std::string>& name
 // nullopt: --help was printed.
 std::optional<ExportArguments> parse(std::span<const std::string> args) {
   CommandLine line(kExportHelp, kExitStatusHelp);
-  std::optional<std::string> format, output, what, device, from, to, min_size;
+  std::optional<std::string> format, output, what, device, from, to, min_size, max_entries;
   ExportArguments out;
   line.option("--format", "FORMAT", format, "the output: " + render::output_format_names(true) + " (required)");
   line.option("-o,--output", "FILE", output, "the file to write (required)");
@@ -61,6 +63,8 @@ std::optional<ExportArguments> parse(std::span<const std::string> args) {
   line.option("--device", "N", device, "only device N's memory");
   declare_time_window(line, from, to);
   line.option("--min-size", "SIZE", min_size, "only allocations of at least SIZE, e.g. 1MiB");
+  line.option("--max-entries", "N", max_entries,
+              "memory-viz: only the last N history entries of each device (PyTorch's viewer shows about 600 k)");
   line.flag("--all-frames", out.options.all_frames,
             "folded and pprof: every frame of each stack, also the CUDA runtime's, the interpreter's and ctypes'");
   bool no_snapshots = false;
@@ -80,8 +84,18 @@ std::optional<ExportArguments> parse(std::span<const std::string> args) {
   }
   if (device) out.selection.device = static_cast<int32_t>(parse_number("--device", *device, INT32_MAX - 1));
   TimeWindow window = parse_time_window(from, to);
-  out.selection.from_ns = window.from_ns;
-  out.selection.to_ns = window.to_ns;
+  if (out.format->history) {
+    out.options.history = {window.from_ns, window.to_ns, UINT64_MAX, from.value_or(""), to.value_or("")};
+  } else {
+    out.selection.from_ns = window.from_ns;
+    out.selection.to_ns = window.to_ns;
+  }
+  if (max_entries) {
+    if (!out.format->history)
+      throw UsageError("--max-entries is for memory-viz, not " + std::string(out.format->name));
+    out.options.history.max_entries = parse_number("--max-entries", *max_entries, UINT32_MAX);
+    if (out.options.history.max_entries == 0) throw UsageError("--max-entries 0 keeps no history: give 1 or more");
+  }
   if (min_size) out.selection.min_size = parse_size_option("--min-size", *min_size);
   return out;
 }
@@ -110,6 +124,7 @@ int export_main(std::span<const std::string> args) {
   symbolize::Symbolizer symbolizer(analysis.replay->stacks(), print_warning);
   exporter->finish(analysis, [&](replay::StackId id) { return symbolizer.stack(id); });
   output.close();
+  if (std::string left_out = exporter->left_out(); !left_out.empty()) fmt::print(stderr, "gpumemtrace: {}\n", left_out);
   return kExitOk;
 }
 

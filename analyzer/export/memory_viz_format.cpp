@@ -8,10 +8,16 @@
 //   device_traces  per device, every change in time order: segment_alloc/segment_free, alloc/free_requested/
 //                  free_completed, and the out-of-memory failures ("oom", with the free bytes CUDA reported).
 // The history is the whole trace (PyTorch's is a ring buffer of the last events), so undoing it from the
-// segments at the end, as MemoryViz.js does, goes back to an empty device. The trace is read a second time,
-// with the same selection (--device, --from, --to, --min-size) as the first.
+// segments at the end, as MemoryViz.js does, goes back to an empty device. With a history window (--from, --to,
+// --max-entries: PyTorch's viewer hides events past about 600 k and fails on pickles over about 1 GB) it is
+// what a ring buffer would have kept: the entries from --from to --to, at most the last N of each device, and
+// the segments as they were at --to, so that undoing the history stops at the state of its first entry. The
+// trace is read a second time, with the same selection (--device, --min-size) as the first.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -150,9 +156,22 @@ class SnapshotBuilder : public replay::AllocationListener {
         record);
   }
 
+  // The segments and blocks from now on are those of this moment (--to): later events are only counted.
+  void freeze() {
+    if (frozen_) return;
+    frozen_ = State{segments_, blocks_, {}};
+    for (const std::vector<VizEvent>& device : events_) frozen_->events.push_back(device.size());
+  }
+  // The events of a device up to the freeze (the rest are after it).
+  size_t events_before_freeze(size_t device) const {
+    if (device >= events_.size()) return 0;
+    if (!frozen_) return events_[device].size();
+    return device < frozen_->events.size() ? frozen_->events[device] : 0;
+  }
+
   uint64_t start_wall_ns() const { return start_wall_ns_; }
-  const std::map<uint64_t, VizSegment>& segments() const { return segments_; }
-  const std::map<uint64_t, VizBlock>& blocks() const { return blocks_; }
+  const std::map<uint64_t, VizSegment>& segments() const { return frozen_ ? frozen_->segments : segments_; }
+  const std::map<uint64_t, VizBlock>& blocks() const { return frozen_ ? frozen_->blocks : blocks_; }
   const std::vector<std::vector<VizEvent>>& events() const { return events_; }
 
  private:
@@ -197,7 +216,9 @@ class SnapshotBuilder : public replay::AllocationListener {
     VizSegment& segment = segments_[address];
     if (!segment.whole) return;
     segment.whole = false;
-    events_[static_cast<size_t>(segment.device)][segment.whole_alloc].dropped = true;
+    // A frozen segment stays one block over all of it, with the event that allocated it.
+    if (!frozen_ || segment.whole_alloc >= events_before_freeze(static_cast<size_t>(segment.device)))
+      events_[static_cast<size_t>(segment.device)][segment.whole_alloc].dropped = true;
   }
   void unmap(uint64_t address, uint64_t size, uint64_t time_ns) {
     std::vector<std::pair<uint64_t, VizSegment>> cut;
@@ -232,7 +253,14 @@ class SnapshotBuilder : public replay::AllocationListener {
     event(device, stream, {Action::FreeCompleted, address, size, time_ns, stack, 0});
   }
 
+  struct State {
+    std::map<uint64_t, VizSegment> segments;
+    std::map<uint64_t, VizBlock> blocks;
+    std::vector<size_t> events;  // by device: how many there were
+  };
+
   uint64_t start_wall_ns_ = 0;
+  std::optional<State> frozen_;                    // the state at --to, once the trace went past it
   std::unordered_map<uint64_t, uint64_t> keys_;    // a device allocation's key -> its address
   std::unordered_map<uint64_t, VizSegment> handles_;  // live VMM physical memory, by handle
   std::map<uint64_t, VizSegment> segments_;       // by address
@@ -253,6 +281,7 @@ class MemoryVizExport : public Exporter {
     replay::Replay replay(options);
     analysis::read_again(analysis, analysis::Pass::Export, replay, {},
                          [&](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
+                           if (reader.time_ns() > options_.history.to_ns) builder.freeze();
                            replay.on_record(record, reader);
                            builder.on(record, replay);
                          });
@@ -263,10 +292,12 @@ class MemoryVizExport : public Exporter {
     pickle_.end_list();
     pickle_.str(schema::kDeviceTraces);
     pickle_.begin_list();
-    for (const std::vector<VizEvent>& device : builder.events()) {
+    for (size_t device = 0; device < builder.events().size(); ++device) {
       pickle_.begin_list();
-      for (const VizEvent& e : device)
-        if (!e.dropped) write_event(e, builder.start_wall_ns());
+      const std::vector<VizEvent>& events = builder.events()[device];
+      Kept kept = keep(events, builder.events_before_freeze(device));
+      for (size_t i = kept.first; i < kept.end; ++i)
+        if (!events[i].dropped) write_event(events[i], builder.start_wall_ns());
       pickle_.end_list();
     }
     pickle_.end_list();
@@ -276,7 +307,48 @@ class MemoryVizExport : public Exporter {
     sink_.close();
   }
 
+  std::string left_out() const override {
+    const HistoryWindow& window = options_.history;
+    if (window.whole()) return {};
+    std::string parts;
+    auto part = [&](uint64_t count, const std::string& where) {
+      if (count) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", count, where);
+    };
+    part(left_out_.before_from, "before --from " + window.from_text);
+    if (window.max_entries != UINT64_MAX)
+      part(left_out_.by_max_entries, fmt::format("before the last {} of each device (--max-entries)", window.max_entries));
+    part(left_out_.after_to, "after --to " + window.to_text);
+    uint64_t total = left_out_.before_from + left_out_.by_max_entries + left_out_.after_to;
+    return fmt::format("memory-viz: kept {} history entries, left out {}{}{}", kept_, total, parts.empty() ? "" : ": ",
+                       parts);
+  }
+
  private:
+  // The entries of one device that the history window keeps: [first, end) but those dropped.
+  struct Kept {
+    size_t first = 0, end = 0;
+  };
+  Kept keep(const std::vector<VizEvent>& events, size_t before_freeze) {
+    const HistoryWindow& window = options_.history;
+    auto count = [&](size_t from, size_t to) {
+      return static_cast<uint64_t>(std::count_if(events.begin() + static_cast<std::ptrdiff_t>(from),
+                                                 events.begin() + static_cast<std::ptrdiff_t>(to),
+                                                 [](const VizEvent& e) { return !e.dropped; }));
+    };
+    Kept kept{0, before_freeze};
+    while (kept.first < kept.end && events[kept.first].time_ns < window.from_ns) ++kept.first;
+    left_out_.before_from += count(0, kept.first);
+    left_out_.after_to += count(kept.end, events.size());
+    uint64_t in_window = count(kept.first, kept.end);
+    if (in_window > window.max_entries) {
+      left_out_.by_max_entries += in_window - window.max_entries;
+      for (uint64_t skip = in_window - window.max_entries; skip > 0; ++kept.first)
+        if (!events[kept.first].dropped) --skip;
+    }
+    kept_ += std::min(in_window, window.max_entries);
+    return kept;
+  }
+
   void flush() {
     constexpr size_t kFlushBytes = size_t{1} << 20;
     if (out_.size() < kFlushBytes) return;
@@ -428,6 +500,10 @@ class MemoryVizExport : public Exporter {
   }
 
   ExportOptions options_;
+  struct LeftOut {
+    uint64_t before_from = 0, by_max_entries = 0, after_to = 0;
+  } left_out_;
+  uint64_t kept_ = 0;  // history entries written
   ExportSink& sink_;
   std::string out_;
   pytorch::PickleWriter pickle_;

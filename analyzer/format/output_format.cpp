@@ -31,7 +31,8 @@ const OutputFormat kCsv{.name = "csv",
 const OutputFormat kMemoryViz{
     .name = "memory-viz",
     .description = "a PyTorch memory snapshot (pickle) for pytorch.org/memory_viz and the tools that read them",
-    .start_export = start_memory_viz};
+    .start_export = start_memory_viz,
+    .history = true};
 
 const OutputFormat* const kFormats[] = {&kText, &kJson, &kHtml, &kFolded, &kPprof, &kPerfetto, &kCsv, &kMemoryViz};
 }  // namespace

@@ -27,6 +27,7 @@ struct OutputFormat {
   // Starts an export into `sink`; nullptr: not a format of `gpumemtrace export`.
   std::unique_ptr<Exporter> (*start_export)(const ExportOptions& options, ExportSink& sink) = nullptr;
   bool weighed = false;  // takes --what
+  bool history = false;  // writes a history: takes --max-entries, and --from/--to choose the history's window
 };
 
 std::span<const OutputFormat* const> output_formats();

@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
-#include <unordered_map>
 
+#include "analyzer/pytorch/pickle_memo.h"
 #include "analyzer/pytorch/pickle_opcodes.h"
 
 namespace gpumemtrace::pytorch {
@@ -36,8 +37,22 @@ double Pickle::real(const PickleValue& value) const { return std::bit_cast<doubl
 
 // Runs the opcodes into a Pickle: the stack, the marks and the memo of Python's unpickler, for plain data.
 class PickleMachine {
+  // Markers while a batch is forgotten; no value has these ids (add() stops before them).
+  static constexpr Pickle::Id kGone = UINT32_MAX, kKept = UINT32_MAX - 1, kItem = UINT32_MAX - 2;
+  static constexpr Pickle::Id kFirstMarker = kItem;
+  // A MARK: where its items start on the stack, and what a batch that it starts made.
+  struct Mark {
+    size_t position = 0;
+    Pickle::Id values_at = 0;      // the first value made after it
+    size_t containers_at = 0;      // the first container made after it
+    size_t memo_log_at = 0;        // the first memo entry stored after it
+    Pickle::Id oldest_extended = kGone;  // the oldest container appended to since
+    bool forgot_inside = false;          // a batch inside it was forgotten
+  };
+
  public:
-  PickleMachine(Pickle& out, std::span<const uint8_t> bytes) : out_(out), bytes_(bytes) {}
+  PickleMachine(Pickle& out, std::span<const uint8_t> bytes, PickleListSink* sink)
+      : out_(out), bytes_(bytes), sink_(sink) {}
 
   Pickle::Id run() {
     while (true) {
@@ -81,8 +96,9 @@ class PickleMachine {
   }
 
   Pickle::Id add(PickleValue value) {
-    if (out_.values_.size() >= UINT32_MAX) fail("the pickle has more values than this reader holds");
+    if (out_.values_.size() >= kFirstMarker) fail("the pickle has more values than this reader holds");
     out_.values_.push_back(value);
+    ++out_.total_values_;
     return static_cast<Pickle::Id>(out_.values_.size() - 1);
   }
   Pickle::Id add_container(PickleKind kind, std::vector<Pickle::Id> items = {}) {
@@ -102,14 +118,22 @@ class PickleMachine {
     if (stack_.size() <= marked_floor()) malformed("the stack is empty");
     return stack_.back();
   }
-  size_t marked_floor() const { return marks_.empty() ? 0 : marks_.back(); }
-  // The items pushed since the last MARK, which is dropped.
-  std::vector<Pickle::Id> pop_mark() {
+  size_t marked_floor() const { return marks_.empty() ? 0 : marks_.back().position; }
+  // The items pushed since the last MARK, which is dropped (into `popped` when asked for: then the caller
+  // may still forget the batch, and empties the memo's log when no mark is left).
+  std::vector<Pickle::Id> pop_mark(Mark* popped = nullptr) {
     if (marks_.empty()) malformed("no MARK before it");
-    size_t mark = marks_.back();
+    Mark mark = marks_.back();
     marks_.pop_back();
-    std::vector<Pickle::Id> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
-    stack_.resize(mark);
+    if (marks_.empty()) {
+      if (!popped) memo_log_.clear();  // no batch is open to be forgotten
+    } else {
+      marks_.back().oldest_extended = std::min(marks_.back().oldest_extended, mark.oldest_extended);
+      marks_.back().forgot_inside = marks_.back().forgot_inside || mark.forgot_inside;
+    }
+    std::vector<Pickle::Id> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark.position), stack_.end());
+    stack_.resize(mark.position);
+    if (popped) *popped = mark;
     return items;
   }
   std::vector<Pickle::Id>& container(Pickle::Id id, PickleKind kind) {
@@ -120,6 +144,7 @@ class PickleMachine {
   }
   void extend(Pickle::Id target, PickleKind kind, const std::vector<Pickle::Id>& items) {
     std::vector<Pickle::Id>& into = container(target, kind);
+    if (!marks_.empty()) marks_.back().oldest_extended = std::min(marks_.back().oldest_extended, target);
     into.insert(into.end(), items.begin(), items.end());
     out_.total_items_ += items.size();
   }
@@ -150,11 +175,16 @@ class PickleMachine {
     }
     push(big ? add({PickleKind::BigInt, negative, 0, 0}) : add_int(negative, magnitude));
   }
-  void memo_put(uint64_t index) { memo_[index] = top(); }
+  void memo_put(uint64_t index) {
+    memo_.put(index, top());
+    if (sink_ && !marks_.empty()) memo_log_.push_back(index);
+  }
   void memo_get(uint64_t index) {
-    auto it = memo_.find(index);
-    if (it == memo_.end()) malformed(fmt::format("memo entry {} was never stored", index));
-    push(it->second);
+    const Pickle::Id* id = memo_.find(index);
+    if (!id) malformed(fmt::format("memo entry {} was never stored", index));
+    // Only a streaming read forgets: the caller reads the pickle again whole, where this is no error.
+    if (*id == PickleMemo::kForgotten) malformed(fmt::format("memo entry {} refers to a value already forgotten", index));
+    push(*id);
   }
 
   void step(Op op) {
@@ -168,7 +198,10 @@ class PickleMachine {
         take(8);  // the length of the frame that follows: only a hint for buffering
         break;
       case Op::Mark:
-        marks_.push_back(stack_.size());
+        marks_.push_back({.position = stack_.size(),
+                          .values_at = static_cast<Pickle::Id>(out_.values_.size()),
+                          .containers_at = out_.containers_.size(),
+                          .memo_log_at = memo_log_.size()});
         break;
       case Op::Pop:
         pop();
@@ -269,13 +302,21 @@ class PickleMachine {
         break;
       }
       case Op::Append: {
-        Pickle::Id item = pop();
-        extend(top(), PickleKind::List, {item});
+        std::vector<Pickle::Id> items = {pop()};
+        if (!sink_takes(top()))
+          extend(top(), PickleKind::List, items);
+        else
+          give(top(), items, nullptr);
         break;
       }
       case Op::Appends: {
-        std::vector<Pickle::Id> items = pop_mark();
-        extend(top(), PickleKind::List, items);
+        Mark mark;
+        std::vector<Pickle::Id> items = pop_mark(&mark);
+        if (!sink_takes(top()))
+          extend(top(), PickleKind::List, items);
+        else
+          give(top(), items, &mark);
+        if (marks_.empty()) memo_log_.clear();
         break;
       }
       case Op::SetItem: {
@@ -310,16 +351,96 @@ class PickleMachine {
     }
   }
 
+  bool sink_takes(Pickle::Id list) {
+    if (!sink_ || out_.values_[list].kind != PickleKind::List) return false;
+    return sink_->takes(out_, std::span<const Pickle::Id>(stack_).first(stack_.size() - 1), list);
+  }
+
+  // Hands the items appended to `list` to the sink; after a batch (`mark`), forgets the values it made
+  // that nothing kept refers to.
+  void give(Pickle::Id list, const std::vector<Pickle::Id>& items, const Mark* mark) {
+    keep_.clear();
+    for (Pickle::Id item : items) sink_->take(out_, list, item, keep_);
+    out_.total_items_ += items.size();
+    // Forgotten only when nothing older than the batch was appended to inside it (it would refer to the
+    // batch's values) and no batch inside it was forgotten already (its memo entries are not logged).
+    if (!mark || mark->oldest_extended < mark->values_at || mark->forgot_inside) return;
+    forget(*mark, items);
+    if (!marks_.empty()) marks_.back().forgot_inside = true;
+  }
+
+  void forget(const Mark& mark, const std::vector<Pickle::Id>& items) {
+    Pickle::Id first = mark.values_at;
+    size_t count = out_.values_.size() - first;
+    std::vector<Pickle::Id>& number = renumbered_;
+    number.assign(count, kGone);
+    auto in_batch = [&](Pickle::Id id) { return id >= first && id - first < count; };
+    for (Pickle::Id item : items)
+      if (in_batch(item)) number[item - first] = kItem;
+    // What stays: the values the sink keeps, those the memo keeps but the items, and what they hold.
+    std::vector<Pickle::Id>& work = work_;
+    work.clear();
+    auto reach = [&](Pickle::Id id) {
+      if (in_batch(id) && number[id - first] != kKept) {
+        number[id - first] = kKept;
+        work.push_back(id);
+      }
+    };
+    for (Pickle::Id id : keep_) reach(id);
+    std::span<uint64_t> logged(memo_log_.begin() + static_cast<std::ptrdiff_t>(mark.memo_log_at), memo_log_.end());
+    std::sort(logged.begin(), logged.end());
+    logged = logged.first(static_cast<size_t>(std::unique(logged.begin(), logged.end()) - logged.begin()));
+    for (uint64_t index : logged) {
+      const Pickle::Id* id = memo_.find(index);
+      if (id && in_batch(*id) && number[*id - first] != kItem) reach(*id);
+    }
+    while (!work.empty()) {
+      const PickleValue& value = out_.values_[work.back()];
+      work.pop_back();
+      if (value.kind == PickleKind::List || value.kind == PickleKind::Tuple || value.kind == PickleKind::Dict)
+        for (Pickle::Id id : out_.containers_[value.payload]) reach(id);
+    }
+    // Renumbered in order, containers too (a container made later has a later index), each moved down.
+    Pickle::Id next = first;
+    size_t next_container = mark.containers_at;
+    for (size_t i = 0; i < count; ++i) number[i] = number[i] == kKept ? next++ : kGone;
+    for (size_t i = 0; i < count; ++i) {
+      if (number[i] == kGone) continue;
+      PickleValue value = out_.values_[first + i];
+      if (value.kind == PickleKind::List || value.kind == PickleKind::Tuple || value.kind == PickleKind::Dict) {
+        std::vector<Pickle::Id>& held = out_.containers_[value.payload];
+        for (Pickle::Id& id : held)
+          if (in_batch(id)) id = number[id - first];
+        if (value.payload != next_container) out_.containers_[next_container] = std::move(held);
+        value.payload = next_container++;
+      }
+      out_.values_[number[i]] = value;
+    }
+    out_.values_.resize(next);
+    out_.containers_.resize(next_container);
+    for (uint64_t index : logged) {
+      Pickle::Id* id = memo_.find(index);
+      if (id && in_batch(*id)) *id = number[*id - first] == kGone ? PickleMemo::kForgotten : number[*id - first];
+    }
+    memo_log_.resize(mark.memo_log_at);
+    sink_->renumber(first, number);
+  }
+
   Pickle& out_;
   std::span<const uint8_t> bytes_;
+  PickleListSink* sink_ = nullptr;
   uint64_t pos_ = 0;
   uint64_t op_offset_ = 0;
   const OpInfo* op_ = nullptr;
   std::vector<Pickle::Id> stack_;
-  std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, Pickle::Id> memo_;
+  std::vector<Mark> marks_;
+  PickleMemo memo_;
+  std::vector<uint64_t> memo_log_;  // the memo entries stored inside marks, while a sink takes items
+  std::vector<Pickle::Id> keep_, renumbered_, work_;
 };
 
-Pickle::Pickle(std::span<const uint8_t> bytes) : bytes_(bytes) { root_ = PickleMachine(*this, bytes).run(); }
+Pickle::Pickle(std::span<const uint8_t> bytes, PickleListSink* sink) : bytes_(bytes) {
+  root_ = PickleMachine(*this, bytes, sink).run();
+}
 
 }  // namespace gpumemtrace::pytorch

@@ -8,6 +8,12 @@
 // bytes that remain. Objects the pickle memoizes and refers to again are one value, as in Python, so a list
 // may hold itself: whoever walks the values bounds the walk (as SnapshotReader does). Memory: about 40 bytes
 // per value at most, one value per opcode.
+//
+// Streaming (a PickleListSink): the items of the lists the sink takes are handed to it as they are appended
+// instead of being kept, and after each batch (MARK ... APPENDS) the values only those items used are
+// forgotten, so that a list of millions of records does not hold millions of values. What the memo keeps
+// (but the items themselves) and what the sink names stays, renumbered. A batch whose values something older
+// than it refers to (an append to an older container inside it) is taken but not forgotten.
 #pragma once
 
 #include <cstdint>
@@ -40,12 +46,29 @@ struct PickleValue {
                           // offset in the bytes; List, Tuple, Dict: the index of its container
 };
 
+class Pickle;
+
+// Takes the items of some lists as they are appended (see above).
+class PickleListSink {
+ public:
+  using Id = uint32_t;
+  virtual ~PickleListSink() = default;
+  // Whether it takes the items appended to `list` now; `below` is the stack under the list, top last.
+  virtual bool takes(const Pickle& pickle, std::span<const Id> below, Id list) = 0;
+  // One item appended to a list it takes: it reads what it needs of the item now, and adds to `keep` the
+  // values it will read later.
+  virtual void take(const Pickle& pickle, Id list, Id item, std::vector<Id>& keep) = 0;
+  // The values from `first` on were renumbered (`renumbered[id - first]`) after the items taken since the
+  // last call: the ids it kept from them change so.
+  virtual void renumber(Id first, std::span<const Id> renumbered) = 0;
+};
+
 class Pickle {
  public:
   using Id = uint32_t;  // a value's index
 
   // Reads the whole pickle up to its STOP opcode. Throws PickleError. `bytes` must outlive the Pickle.
-  explicit Pickle(std::span<const uint8_t> bytes);
+  explicit Pickle(std::span<const uint8_t> bytes, PickleListSink* sink = nullptr);
 
   Id root() const { return root_; }
   const PickleValue& operator[](Id id) const { return values_[id]; }
@@ -56,14 +79,17 @@ class Pickle {
     return {reinterpret_cast<const char*>(bytes_.data()) + value.payload, value.length};
   }
   double real(const PickleValue& value) const;
-  // The number of items of every container together: how much there is to walk.
+  // The number of items of every container together, and of values, those a sink took and the values
+  // forgotten after them included: how much there is to walk.
   uint64_t total_items() const { return total_items_; }
+  uint64_t total_values() const { return total_values_; }
 
  private:
   std::span<const uint8_t> bytes_;
   std::vector<PickleValue> values_;
   std::vector<std::vector<Id>> containers_;
   uint64_t total_items_ = 0;
+  uint64_t total_values_ = 0;
   Id root_ = 0;
 
   friend class PickleMachine;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <map>
 #include <string>
 #include <variant>
 
@@ -21,7 +23,7 @@ using schema::BlockState;
 // millions of places, and each reference would be walked again.
 class SnapshotReader::Walk {
  public:
-  explicit Walk(SnapshotReader& reader) : reader_(reader), pickle_(reader.pickle_) {}
+  Walk(SnapshotReader& reader, const Pickle& pickle) : reader_(reader), pickle_(pickle) {}
 
   // A step into a key or an item, for messages; undone when it goes out of scope.
   class Step {
@@ -47,9 +49,10 @@ class SnapshotReader::Walk {
   }
 
   void charge(uint64_t visits) {
-    if (visits > reader_.budget_)
+    uint64_t budget = 4 * pickle_.total_items() + pickle_.total_values() + 4096;  // grows while streaming
+    if (visits > budget - reader_.visits_)
       fail("refers to its shared parts too many times to be walked (a snapshot refers to each part about once)");
-    reader_.budget_ -= visits;
+    reader_.visits_ += visits;
   }
 
   const PickleValue& value(Id id) {
@@ -152,8 +155,8 @@ class SnapshotReader::Walk {
   std::vector<std::variant<std::string_view, size_t>> path_;
 };
 
-SnapshotReader::SnapshotReader(const Pickle& pickle)
-    : pickle_(pickle), budget_(4 * pickle.total_items() + pickle.size() + 4096) {}
+SnapshotReader::SnapshotReader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+SnapshotReader::SnapshotReader(const Pickle& pickle) : pickle_(&pickle), whole_(true) {}
 
 namespace {
 
@@ -277,26 +280,117 @@ AllocatorSettings read_settings(Walk& walk, Id id, const Pickle& pickle) {
   return settings;
 }
 
+// The stream could not take the history alone: the pickle is read again whole.
+struct NotStreamed {};
+
 }  // namespace
 
+// Takes the entries of the lists in device_traces as the pickle appends them: a list of lists that follows
+// the key "device_traces" on the stack (where Python's pickler and ours have it while the root dict is
+// built). Whether that list is the snapshot's device_traces is known at the end (read()).
+class SnapshotReader::HistoryStream : public PickleListSink {
+ public:
+  explicit HistoryStream(SnapshotReader& reader) : reader_(reader) {}
+
+  bool takes(const Pickle& pickle, std::span<const Id> below, Id list) override {
+    if (taken_.contains(list)) return true;
+    if (below.size() < 2) return false;
+    const PickleValue& outer = pickle[below[below.size() - 1]];
+    const PickleValue& key = pickle[below[below.size() - 2]];
+    if (outer.kind != PickleKind::List || key.kind != PickleKind::Str || pickle.text(key) != schema::kDeviceTraces)
+      return false;
+    taken_.try_emplace(list);
+    return true;
+  }
+
+  void take(const Pickle& pickle, Id list, Id item, std::vector<Id>& keep) override {
+    Walk walk(reader_, pickle);
+    walk.charge(1);  // as the list's item (Walk::list)
+    bool known = false;
+    SnapshotEntry entry = read_entry(walk, item, unknown_actions_, known);
+    if (!known) return;
+    if (entry.frames != kNoFrames) keep.push_back(entry.frames);
+    taken_[list].entries.push_back(entry);
+  }
+
+  void renumber(Id first, std::span<const Id> renumbered) override {
+    if (!taken_.empty() && taken_.rbegin()->first >= first) throw NotStreamed{};  // a list it takes was in the batch
+    for (auto& [list, taken] : taken_) {
+      for (size_t i = taken.settled; i < taken.entries.size(); ++i) {
+        FramesId& frames = taken.entries[i].frames;
+        if (frames != kNoFrames && frames >= first) frames = renumbered[frames - first];
+      }
+      taken.settled = taken.entries.size();
+    }
+  }
+
+  // The entries of a list it took, once.
+  bool took(Id list) const { return taken_.contains(list); }
+  std::vector<SnapshotEntry> release(Id list) {
+    Taken& taken = taken_.at(list);
+    if (taken.released) throw NotStreamed{};  // device_traces holds the list twice
+    taken.released = true;
+    return std::move(taken.entries);
+  }
+  bool all_released() const {
+    return std::all_of(taken_.begin(), taken_.end(), [](const auto& taken) { return taken.second.released; });
+  }
+  uint64_t unknown_actions() const { return unknown_actions_; }
+
+ private:
+  struct Taken {
+    std::vector<SnapshotEntry> entries;
+    size_t settled = 0;  // entries whose frames are renumbered
+    bool released = false;
+  };
+  SnapshotReader& reader_;
+  std::map<Id, Taken> taken_;  // by list: one per device
+  uint64_t unknown_actions_ = 0;
+};
+
 Snapshot SnapshotReader::read() {
-  Walk walk(*this);
+  if (whole_) return read(nullptr);
+  try {
+    return read_streamed();
+  } catch (const NotStreamed&) {
+  } catch (const PickleError&) {
+  } catch (const SnapshotError&) {
+  }
+  // Read whole: the same snapshot, or the error with where it is.
+  own_.reset();
+  visits_ = 0;
+  frames_read_.clear();
+  own_ = std::make_unique<Pickle>(bytes_);
+  pickle_ = own_.get();
+  return read(nullptr);
+}
+
+Snapshot SnapshotReader::read_streamed() {
+  HistoryStream stream(*this);
+  own_ = std::make_unique<Pickle>(bytes_, &stream);
+  pickle_ = own_.get();
+  return read(&stream);
+}
+
+Snapshot SnapshotReader::read(HistoryStream* stream) {
+  Walk walk(*this, *pickle_);
+  const Pickle& pickle = *pickle_;
   Snapshot snapshot;
-  Id root = pickle_.root();
+  Id root = pickle.root();
   std::optional<Id> segments = root;
   std::optional<Id> traces;
-  if (pickle_[root].kind == PickleKind::Dict) {
+  if (pickle[root].kind == PickleKind::Dict) {
     Walk::Dict dict(walk, root);
     segments = dict.at(schema::kSegments);
     traces = walk.optional(dict, schema::kDeviceTraces);
     // Only advice depends on the settings: a snapshot whose settings have another form is still read.
     if (std::optional<Id> settings = dict.find(schema::kAllocatorSettings);
-        settings && pickle_[*settings].kind == PickleKind::Dict)
-      snapshot.settings = read_settings(walk, *settings, pickle_);
-  } else if (pickle_[root].kind == PickleKind::List) {
+        settings && pickle[*settings].kind == PickleKind::Dict)
+      snapshot.settings = read_settings(walk, *settings, pickle);
+  } else if (pickle[root].kind == PickleKind::List) {
     snapshot.legacy = true;
   } else {
-    walk.fail(fmt::format("it is a {}, not a dict of segments and traces", pickle_kind_name(pickle_[root].kind)));
+    walk.fail(fmt::format("it is a {}, not a dict of segments and traces", pickle_kind_name(pickle[root].kind)));
   }
   {
     Walk::Step step(walk, schema::kSegments);
@@ -306,13 +400,21 @@ Snapshot SnapshotReader::read() {
       snapshot.segments.push_back(read_segment(walk, items[i], snapshot.legacy));
     }
   }
-  if (!traces) return snapshot;
+  if (!traces) {
+    if (stream && !stream->all_released()) throw NotStreamed{};
+    return snapshot;
+  }
   Walk::Step step(walk, schema::kDeviceTraces);
   std::span<const Id> devices = walk.list(*traces);
   for (size_t device = 0; device < devices.size(); ++device) {
     Walk::Step item(walk, device);
     std::vector<SnapshotEntry>& entries = snapshot.device_traces.emplace_back();
     std::span<const Id> items = walk.list(devices[device]);
+    if (stream && stream->took(devices[device])) {
+      if (!items.empty()) throw NotStreamed{};  // also appended to as no history list is
+      entries = stream->release(devices[device]);
+      continue;
+    }
     for (size_t i = 0; i < items.size(); ++i) {
       Walk::Step entry(walk, i);
       bool known = false;
@@ -320,11 +422,15 @@ Snapshot SnapshotReader::read() {
       if (known) entries.push_back(read);
     }
   }
+  if (stream) {
+    if (!stream->all_released()) throw NotStreamed{};
+    snapshot.unknown_actions += stream->unknown_actions();
+  }
   return snapshot;
 }
 
 std::vector<SnapshotFrame> SnapshotReader::frames(FramesId id) {
-  Walk walk(*this);
+  Walk walk(*this, *pickle_);
   Walk::Step step(walk, schema::kFrames);
   std::vector<SnapshotFrame> out;
   std::span<const Id> items = walk.list(id);

@@ -1,12 +1,16 @@
 // A PyTorch memory snapshot, read from its pickle (snapshot_schema.h): the segments and blocks at the
 // moment it was taken, and each device's trace of the last events before it. Checked as it is read: a
 // pickle of plain data that is not a snapshot is refused with where it differs ("segments[3].blocks[0] has
-// no 'size'"). Frames stay in the pickle until asked for (frames()): snapshots share them heavily.
+// no 'size'"). Frames stay in the pickle until asked for (frames()): snapshots share them heavily. The
+// history (device_traces) is read as the pickle is: each entry made a SnapshotEntry as it is met and its
+// values forgotten (PickleListSink), so that memory grows with the entries alone.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -101,18 +105,32 @@ struct Snapshot {
 
 class SnapshotReader {
  public:
-  // `pickle` must outlive the reader. Throws SnapshotError.
+  // The snapshot in `bytes`, which must outlive the reader; read() streams its history.
+  explicit SnapshotReader(std::span<const uint8_t> bytes);
+  // A pickle read whole, which must outlive the reader.
   explicit SnapshotReader(const Pickle& pickle);
 
+  // Throws PickleError (bytes that are not plain data), SnapshotError. The same snapshot, or the same error,
+  // whether streamed or not: a pickle whose history the stream cannot take alone (a later reference to an
+  // entry it forgot, a list of entries that is not where device_traces is) is read again whole.
   Snapshot read();
   // The frames of a list the snapshot refers to. Throws SnapshotError when they are not frames.
   std::vector<SnapshotFrame> frames(FramesId id);
 
-  class Walk;  // the walk over the pickle's values (snapshot.cpp)
+  class Walk;           // the walk over the pickle's values (snapshot.cpp)
+  class HistoryStream;  // takes the entries as the pickle is read (snapshot.cpp)
 
  private:
-  const Pickle& pickle_;
-  uint64_t budget_;  // values and dict entries the reading may still visit (a pickle may share one list many times)
+  Snapshot read(HistoryStream* stream);
+  Snapshot read_streamed();
+
+  std::span<const uint8_t> bytes_;  // when the reader reads the pickle itself
+  std::unique_ptr<Pickle> own_;
+  const Pickle* pickle_ = nullptr;
+  bool whole_ = false;  // given a pickle read whole
+  // Values and dict entries the reading visited: at most 4 per item and one per value of the pickle (a pickle
+  // may share one list many times).
+  uint64_t visits_ = 0;
   std::unordered_map<Pickle::Id, SnapshotFrame> frames_read_;  // snapshots share each frame among many stacks
   friend class Walk;
 };

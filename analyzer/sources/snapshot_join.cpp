@@ -42,8 +42,7 @@ std::vector<LoadedSnapshot> load_snapshots(const std::string& trace_path, std::s
     }
     try {
       one.file = std::make_unique<trace::MappedFile>(path, trace::MappedFile::Links::NotFollowed);
-      one.pickle = std::make_unique<pytorch::Pickle>(one.file->bytes());
-      one.reader = std::make_unique<pytorch::SnapshotReader>(*one.pickle);
+      one.reader = std::make_unique<pytorch::SnapshotReader>(one.file->bytes());
       one.snapshot = one.reader->read();
     } catch (const trace::OpenError& error) {
       unreadable.push_back(fmt::format("{}: {}", path, error.what()));

@@ -32,7 +32,6 @@ namespace gpumemtrace::sources::join {
 struct LoadedSnapshot {
   NamedSnapshot named;
   std::unique_ptr<trace::MappedFile> file;
-  std::unique_ptr<pytorch::Pickle> pickle;
   std::unique_ptr<pytorch::SnapshotReader> reader;
   pytorch::Snapshot snapshot;
 };

@@ -18,6 +18,7 @@
 
 #include "tests/pytorch/torch_run.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
 #include "tests/support/traced_run.h"
 #include "trace/reader/reader.h"
 
@@ -27,6 +28,15 @@ namespace {
 const std::string kScripts = GMT_PYTORCH_TESTS;
 // The PyTorch program that the hook's tests run with the test double of torch, here with the real one.
 const std::string kTorchWorkload = GMT_TORCH_WORKLOAD;
+
+// PyTorch's own torch.cuda._memory_viz on a snapshot pickle: `code` with the snapshot loaded as s.
+ProcessResult memory_viz(const std::string& pickle, const std::string& code) {
+  std::string why;
+  return run_process({torch_python(&why), "-W", "ignore", "-c",
+                      "import pickle, sys\nfrom torch.cuda import _memory_viz\ns = pickle.load(open(sys.argv[1], 'rb'))\n" +
+                          code,
+                      pickle});
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // allocator_sequence.py on a 4 GiB device, under the tracer.
@@ -141,12 +151,7 @@ TEST(AllocatorSettings, RoundingAndSplittingFollowTheRules) {
     std::string exported = run.dir + "/memory-viz.pickle";
     ProcessResult e = run_gpumemtrace({"export", "--format", "memory-viz", "-o", exported, run.trace});
     ASSERT_EQ(e.exit_code, 0) << e.err;
-    std::string why;
-    ProcessResult viz = run_process(
-        {torch_python(&why), "-W", "ignore", "-c",
-         "import pickle, sys\nfrom torch.cuda import _memory_viz\nprint(_memory_viz.segsum(pickle.load(open(sys.argv[1], "
-         "'rb'))))",
-         exported});
+    ProcessResult viz = memory_viz(exported, "print(_memory_viz.segsum(s))");
     ASSERT_EQ(viz.exit_code, 0) << viz.err;
     std::string reserved_mib = std::to_string(c.after_oversize / kMiB) + ".0MiB";
     EXPECT_NE(viz.out.find("\ntotal_reserved: " + reserved_mib + "\ntotal_allocated: 12.0MiB\n"), std::string::npos)
@@ -375,6 +380,25 @@ TEST(CudaGraphs, CaptureFailsWithPytorchsErrorAndOneLineFromTheSimulatedRuntime)
                                 "simulated driver captures no stream work into CUDA graphs\n"),
             std::string::npos)
       << run.result.err;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// export --format memory-viz --max-entries: PyTorch's own torch.cuda._memory_viz reads what it writes. A real
+// snapshot read as a trace (its whole history exported is 636 entries) keeps its last 10 entries.
+
+TEST(MemoryVizExport, MaxEntriesWritesWhatPytorchReads) {
+  REQUIRE_TORCH();
+  ScratchDir scratch;
+  std::string snapshot = test_data_dir() + "/pytorch-snapshots/yiyi_oom_snapshot.pickle";
+  std::string exported = scratch / "last10.pickle";
+  ProcessResult e = run_gpumemtrace({"export", "--format", "memory-viz", "--max-entries", "10", "-o", exported, snapshot});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.err, "gpumemtrace: memory-viz: kept 10 history entries, left out 626: 626 before the last 10 of "
+                   "each device (--max-entries)\n");
+  ProcessResult viz = memory_viz(exported, "print(_memory_viz.trace(s))\nprint(_memory_viz.segsum(s))");
+  ASSERT_EQ(viz.exit_code, 0) << viz.err;
+  EXPECT_EQ(viz.out.rfind("Device 0 ----------------\n10 entries\n", 0), 0u) << viz.out;
+  EXPECT_NE(viz.out.find("\ntotal_reserved: "), std::string::npos) << viz.out;
 }
 
 }  // namespace

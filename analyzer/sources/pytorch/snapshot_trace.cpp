@@ -110,8 +110,7 @@ class Converter {
 }  // namespace
 
 SnapshotTrace snapshot_trace(std::span<const uint8_t> bytes) {
-  Pickle pickle(bytes);
-  SnapshotReader reader(pickle);
+  SnapshotReader reader(bytes);
   Snapshot snapshot = reader.read();
   return Converter(reader, snapshot).run();
 }

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <tuple>
+
 #include "tests/analyzer/report_helpers.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -157,6 +160,88 @@ TEST_F(MemoryVizExport, FollowsWhatMemoryVizReads) {
   EXPECT_EQ(viz["oom"], Json::parse(R"([[1073741824, 104857600, "step"]])"));
   // The async allocation's segment, its block and their frees are on the stream the trace recorded.
   EXPECT_EQ(viz["streams"], Json::parse("[0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 0, 0]"));
+}
+
+// The history window (--max-entries, --from, --to): the entries kept are the last of the window, the stderr
+// line counts those left out, and undoing the history from the segments (the state at --to) never misses a block.
+class MemoryVizWindow : public MemoryVizExport {
+ protected:
+  // The checked export and its stderr.
+  std::pair<Json, std::string> exported(std::vector<std::string> window) {
+    std::string out = scratch_ / "window.pickle";
+    std::vector<std::string> args = {"export", "--format", "memory-viz", "-o", out};
+    args.insert(args.end(), window.begin(), window.end());
+    args.push_back(trace_);
+    ProcessResult r = run_gpumemtrace(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    ProcessResult viz = run_process({"python3", "-c", kMemoryVizScript, out});
+    EXPECT_EQ(viz.exit_code, 0) << viz.err;
+    return {Json::parse(viz.out), r.err};
+  }
+  static Json entries(std::string_view list) { return Json::parse(list); }
+};
+
+TEST_F(MemoryVizWindow, MaxEntriesKeepsTheLastOnesAndSaysHowManyItLeftOut) {
+  auto [viz, err] = exported({"--max-entries", "10"});
+  EXPECT_EQ(err, "gpumemtrace: memory-viz: kept 10 history entries, left out 7: 7 before the last 10 of each device "
+                 "(--max-entries)\n");
+  EXPECT_EQ(viz["problems"], Json::array());
+  // The last 10 of the 17 of the whole history (FollowsWhatMemoryVizReads).
+  EXPECT_EQ(viz["devices"].at(0)["entries"],
+            entries(R"(["segment_alloc", "alloc", "segment_alloc", "alloc", "free_requested", "free_completed",
+                        "segment_free", "oom", "free_requested", "free_completed"])"));
+  // Undone, the history stops at the state before its first entry: segments A and B, A's three blocks, B's one.
+  EXPECT_EQ(viz["devices"].at(0)["segments_left"], 2);
+  EXPECT_EQ(viz["devices"].at(0)["blocks_left"], 4);
+  // More than the history has: all of it, and nothing left out.
+  std::tie(viz, err) = exported({"--max-entries", "17"});
+  EXPECT_EQ(err, "gpumemtrace: memory-viz: kept 17 history entries, left out 0\n");
+  EXPECT_EQ(viz["devices"].at(0)["entries"].size(), 17u);
+  EXPECT_EQ(viz["devices"].at(0)["segments_left"], 0);
+}
+
+// Event k of the known trace is at k µs: --from 5us --to 9us keeps events 5 to 9, and the segments are those at
+// 9 µs (the async allocation still live, the heap's first block too).
+TEST_F(MemoryVizWindow, FromAndToKeepTheEntriesBetweenWithTheSegmentsAtTo) {
+  auto [viz, err] = exported({"--from", "5us", "--to", "9us"});
+  EXPECT_EQ(err, "gpumemtrace: memory-viz: kept 8 history entries, left out 9: 3 before --from 5us, 6 after --to 9us\n");
+  EXPECT_EQ(viz["problems"], Json::array());
+  EXPECT_EQ(viz["devices"].at(0)["entries"],
+            entries(R"(["alloc", "free_requested", "segment_alloc", "alloc", "segment_alloc", "alloc", "segment_alloc",
+                        "alloc"])"));
+  EXPECT_EQ(viz["segments"], Json::parse(R"([
+      [268435456, 2097152, false, [["active_allocated", 1024, 1000], ["active_pending_free", 3072, 3000],
+                                   ["inactive", 1044480, 1044480], ["active_allocated", 524288, 524288],
+                                   ["inactive", 524288, 524288]]],
+      [536870912, 1048576, false, [["active_allocated", 1048576, 1048576]]],
+      [805306368, 4194304, true, [["active_allocated", 4194304, 4194304]]],
+      [1073741824, 262144, false, [["active_allocated", 262144, 262144]]]])"));
+  EXPECT_EQ(viz["devices"].at(0)["segments_left"], 1) << "A, allocated before --from";
+  EXPECT_EQ(viz["devices"].at(0)["blocks_left"], 2) << "A's first two blocks";
+
+  std::tie(viz, err) = exported({"--from", "5us", "--to", "9us", "--max-entries", "3"});
+  EXPECT_EQ(err, "gpumemtrace: memory-viz: kept 3 history entries, left out 14: 3 before --from 5us, 5 before the "
+                 "last 3 of each device (--max-entries), 6 after --to 9us\n");
+  EXPECT_EQ(viz["problems"], Json::array());
+  EXPECT_EQ(viz["devices"].at(0)["entries"], entries(R"(["alloc", "segment_alloc", "alloc"])"));
+}
+
+TEST_F(MemoryVizWindow, BadValuesAreUsageErrors) {
+  std::string out = scratch_ / "bad.pickle";
+  auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
+    args.insert(args.begin(), {"export", "-o", out});
+    args.push_back(trace_);
+    ProcessResult r = run_gpumemtrace(args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.err, "gpumemtrace export: " + message + " (see gpumemtrace export --help)\n");
+    EXPECT_FALSE(file_exists(out));
+  };
+  expect_usage({"--format", "memory-viz", "--max-entries", "0"}, "--max-entries 0 keeps no history: give 1 or more");
+  expect_usage({"--format", "memory-viz", "--max-entries", "ten"}, "--max-entries ten is not a number from 0 to 4294967295");
+  expect_usage({"--format", "folded", "--max-entries", "10"}, "--max-entries is for memory-viz, not folded");
+  expect_usage({"--format", "memory-viz", "--to", "later"},
+               "--to later is not a time since the trace started (e.g. 1.5s, 200ms, 350us)");
+  expect_usage({"--format", "memory-viz", "--from", "9us", "--to", "5us"}, "--from 9us is after --to 5us");
 }
 
 // Read back as a snapshot, the export gives the trace's figures, at the same times: its trace starts 1 µs

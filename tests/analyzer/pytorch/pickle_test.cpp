@@ -10,6 +10,7 @@
 #include "analyzer/pytorch/pickle_reader.h"
 #include "analyzer/pytorch/pickle_writer.h"
 #include "analyzer/sources/pytorch/snapshot_trace.h"
+#include "tests/analyzer/pytorch/python_pickle.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 
@@ -20,18 +21,6 @@ using pytorch::Pickle;
 using pytorch::PickleError;
 using pytorch::PickleKind;
 using pytorch::PickleValue;
-
-std::vector<uint8_t> python_pickle(const std::string& expression, int protocol) {
-  ScratchDir scratch;
-  std::string path = scratch / "value.pickle";
-  ProcessResult r = run_process({"python3", "-c",
-                                 "import pickle, sys\nv = " + expression +
-                                     "\nopen(sys.argv[1], 'wb').write(pickle.dumps(v, protocol=int(sys.argv[2])))",
-                                 path, std::to_string(protocol)});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string bytes = read_file(path);
-  return {bytes.begin(), bytes.end()};
-}
 
 // A value as Python's repr would show it, for plain data (dict keys in order).
 std::string show(const Pickle& pickle, Pickle::Id id, int depth = 0) {
@@ -89,7 +78,7 @@ constexpr const char* kPlainDataShown =
 class PythonWrites : public testing::TestWithParam<int> {};
 
 TEST_P(PythonWrites, ThePlainDataReadsBack) {
-  std::vector<uint8_t> bytes = python_pickle(plain_data(GetParam()), GetParam());
+  std::vector<uint8_t> bytes = python_pickle("v = " + plain_data(GetParam()), GetParam());
   ASSERT_TRUE(pytorch::looks_like_pickle(bytes));
   Pickle pickle(bytes);
   std::string shown = show(pickle, pickle.root());
@@ -102,7 +91,7 @@ TEST_P(PythonWrites, ThePlainDataReadsBack) {
 }
 
 TEST_P(PythonWrites, ASharedObjectIsOneValue) {
-  std::vector<uint8_t> bytes = python_pickle("(lambda shared: [shared, shared, {'again': shared}])([1, 2])", GetParam());
+  std::vector<uint8_t> bytes = python_pickle("v = (lambda shared: [shared, shared, {'again': shared}])([1, 2])", GetParam());
   Pickle pickle(bytes);
   std::span<const Pickle::Id> items = pickle.items(pickle[pickle.root()]);
   ASSERT_EQ(items.size(), 3u);
@@ -111,7 +100,7 @@ TEST_P(PythonWrites, ASharedObjectIsOneValue) {
 }
 
 TEST_P(PythonWrites, AListThatHoldsItselfIsRead) {
-  std::vector<uint8_t> bytes = python_pickle("(lambda l: (l.append(l), l)[1])([])", GetParam());
+  std::vector<uint8_t> bytes = python_pickle("v = (lambda l: (l.append(l), l)[1])([])", GetParam());
   Pickle pickle(bytes);
   EXPECT_EQ(pickle.items(pickle[pickle.root()])[0], pickle.root());
 }
@@ -188,7 +177,7 @@ TEST(PickleReader, DeepNestingIsRead) {
 // the walk is bounded by the pickle's own size, and refuses.
 TEST(PickleReader, ASnapshotThatSharesOneListEverywhereIsRefused) {
   std::vector<uint8_t> bytes = python_pickle(
-      "(lambda seg: {'segments': [seg] * 1000})({'device': 0, 'address': 4096, 'total_size': 512, 'blocks': "
+      "v = (lambda seg: {'segments': [seg] * 1000})({'device': 0, 'address': 4096, 'total_size': 512, 'blocks': "
       "[{'size': 512, 'state': 'inactive'}] * 100000})",
       4);
   try {
