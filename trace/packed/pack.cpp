@@ -13,12 +13,12 @@
 #include "gpumemtrace/trace_records.h"
 #include "trace/packed/container.h"
 #include "trace/packed/pack_model.h"
-#include "trace/packed/vector_output.h"
 #include "trace/packed/zstd_streams.h"
 #include "trace/reader/field_cursor.h"
 #include "trace/reader/mapped_file.h"
 #include "trace/reader/reader.h"
 #include "trace/writer/record_encoder.h"
+#include "trace/writer/vector_output.h"
 
 namespace gpumemtrace::packed {
 
@@ -176,7 +176,7 @@ class Packer {
   PackModel model_;
   writer::RecordEncoder encoder_;
   std::vector<uint8_t> checked_;  // the coded records as the unpacker will write them
-  VectorOutput check_;
+  writer::VectorOutput check_;
   struct State {
     uint8_t token;
     uint64_t value;

@@ -13,9 +13,9 @@
 #include "gpumemtrace/trace_records.h"
 #include "trace/packed/container.h"
 #include "trace/packed/pack_model.h"
-#include "trace/packed/vector_output.h"
 #include "trace/packed/zstd_streams.h"
 #include "trace/writer/record_encoder.h"
+#include "trace/writer/vector_output.h"
 
 namespace gpumemtrace::packed {
 
@@ -37,7 +37,7 @@ class Output {
   }
 
   std::vector<uint8_t> bytes;
-  VectorOutput encoder{bytes};  // where the record encoder puts records
+  writer::VectorOutput encoder{bytes};  // where the record encoder puts records
 
  private:
   static constexpr size_t kPiece = size_t{1} << 20;

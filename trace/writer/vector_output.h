@@ -1,12 +1,12 @@
-// Where the record encoder (trace/writer/record_encoder.h) puts records when they go to memory: the end of a
-// vector. The packer re-encodes into one what it read, the unpacker writes the trace it rebuilds into one.
+// Where the record encoder (record_encoder.h) puts records when they go to memory: the end of a vector. A trace
+// made in memory (trace_buffer.h), the packer's check of what it read and the unpacker's output (trace/packed).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace gpumemtrace::packed {
+namespace gpumemtrace::writer {
 
 struct VectorOutput {
   std::vector<uint8_t>& bytes;
@@ -20,4 +20,4 @@ struct VectorOutput {
   }
 };
 
-}  // namespace gpumemtrace::packed
+}  // namespace gpumemtrace::writer
