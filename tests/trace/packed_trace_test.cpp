@@ -6,12 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <utility>
 
 #include "tests/support/decode_helpers.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "trace/packed/pack.h"
 #include "trace/packed/unpack.h"
@@ -29,9 +28,9 @@ std::vector<uint8_t> pack_bytes(const std::vector<uint8_t>& plain, int level = p
   return packed::pack(plain, level, stats);
 }
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
+std::vector<uint8_t> bytes_of(const std::string& path) {
+  std::string text = read_file(path);
+  return {text.begin(), text.end()};
 }
 
 TraceBuilder one_of_each_type_trace() {
@@ -104,9 +103,9 @@ TEST(PackedTrace, PackedFileReadsRecordForRecordAsThePlainOne) {
   std::string path = write_file(dir / "every.trace", b.bytes());
   packed::PackStats stats = packed::pack_file(path, packed::kDefaultLevel);
   EXPECT_EQ(stats.plain_bytes, b.size());
-  EXPECT_EQ(stats.packed_bytes, read_bytes(path).size());
+  EXPECT_EQ(stats.packed_bytes, bytes_of(path).size());
   EXPECT_TRUE(stats.complete);
-  EXPECT_TRUE(packed::is_packed(read_bytes(path)));
+  EXPECT_TRUE(packed::is_packed(bytes_of(path)));
 
   Decoded plain = decode_all(b.bytes());
   trace::Reader reader(path);
@@ -214,7 +213,7 @@ TEST(PackedTrace, PackingLeavesATraceItsProcessStillWritesAlone) {
   ASSERT_EQ(flock(writer, LOCK_EX), 0);  // what the trace writer holds while its process runs
   EXPECT_THROW(packed::pack_file(path, 3), packed::PackedError);
   close(writer);
-  EXPECT_EQ(read_bytes(path), bytes);
+  EXPECT_EQ(bytes_of(path), bytes);
   packed::pack_file(path, 3);
   EXPECT_THROW(packed::pack_file(path, 3), packed::PackedError);  // packed already
 }
@@ -240,7 +239,7 @@ TEST(PackedTrace, KillDuringPackingLeavesATraceThatReads) {
     }
     int status = 0;
     waitpid(child, &status, 0);
-    std::vector<uint8_t> now = read_bytes(path);
+    std::vector<uint8_t> now = bytes_of(path);
     if (delay_us < 0) {
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
       EXPECT_EQ(now, packed_form);
