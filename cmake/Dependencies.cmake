@@ -42,6 +42,7 @@ function(gpumemtrace_require_pkg target module hint)
 endfunction()
 gpumemtrace_require_pkg(LIBUNWIND libunwind libunwind-dev)
 gpumemtrace_require_pkg(LIBDW libdw libdw-dev)
+gpumemtrace_require_pkg(ZSTD libzstd libzstd-dev)  # packed traces (trace/packed)
 
 find_package(fmt QUIET)
 if(NOT fmt_FOUND)

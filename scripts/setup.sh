@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libunwind-dev libfmt-dev libdw-dev libelf-dev libcli11-dev nlohmann-json3-dev
   libncurses-dev  # gpumemtrace top's screen
+  libzstd-dev  # packed traces (trace/packed)
   libgtest-dev libgmock-dev
   heaptrack zstd  # bench/run.sh measures gpumemtrace against heaptrack
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev  # export --format pprof: profile.proto

@@ -16,6 +16,7 @@ extern const Command html_command;
 extern const Command info_command;
 extern const Command leaks_command;
 extern const Command oom_command;
+extern const Command pack_command;
 extern const Command peak_command;
 extern const Command phases_command;
 extern const Command run_command;
@@ -27,7 +28,7 @@ extern const Command whatif_command;
 extern const Command fit_command;
 
 namespace {
-const Command* const kCommands[] = {&run_command,    &dump_command,  &summary_command, &peak_command,
+const Command* const kCommands[] = {&run_command,    &dump_command,  &pack_command,    &summary_command, &peak_command,
                                     &leaks_command,  &growth_command, &oom_command,    &fragmentation_command,
                                     &timeline_command, &phases_command, &export_command, &html_command,
                                     &check_command,    &baseline_command, &diff_command,  &snapshot_command,

@@ -1,4 +1,4 @@
-// gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--param NAME=VALUE]...
+// gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N] [--param NAME=VALUE]... [--pack]
 //                 [--] CMD ARGS...
 // Runs CMD with the tracer preloaded (or, with --inject, named by CUDA_INJECTION64_PATH) and exits as CMD
 // did. The environment is the tracer's contract: LD_PRELOAD or CUDA_INJECTION64_PATH, GPUMEMTRACE_ROOT_PID,
@@ -21,6 +21,7 @@
 #include "common/output_pattern.h"
 #include "common/run_params.h"
 #include "common/size_units.h"
+#include "trace/packed/pack.h"
 #include "trace/reader/reader.h"
 #include "common/terminal_text.h"
 
@@ -32,7 +33,7 @@ namespace {
 
 constexpr std::string_view kRunHelp =
     "usage: gpumemtrace run [-o FILE] [--cupti | --inject] [--sim] [--sim-memory SIZE] [--sim-devices N]\n"
-    "                       [--param NAME=VALUE]... [--top] [--] CMD [ARGS...]\n"
+    "                       [--param NAME=VALUE]... [--pack] [--top] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tracer preloaded and records every GPU memory allocation and free of it, and of\n"
     "the processes it starts, with their call stacks. Children's traces are written beside the top\n"
@@ -52,6 +53,9 @@ constexpr std::string_view kRunHelp =
     "--param batch=32 records a named parameter of the run in the trace (GPUMEMTRACE_PARAMS, added to what it\n"
     "already holds); reports show them, and `gpumemtrace fit` takes the batch size from `batch`.\n"
     "\n"
+    "--pack packs the trace once CMD has ended (gpumemtrace pack): every command reads it as before, in a fifth of\n"
+    "the bytes or less. A trace that cannot be packed stays as it was written, and one warning says why.\n"
+    "\n"
     "--top shows `gpumemtrace top` on CMD while it runs; CMD's output then goes to TRACE.out (its input is\n"
     "/dev/null). q leaves the view and CMD runs on; Ctrl-C reaches CMD, and its end leaves the last frame.\n";
 
@@ -66,6 +70,7 @@ struct RunOptions {
   bool cupti = false;
   bool inject = false;
   bool top = false;
+  bool pack = false;
   std::optional<std::string> sim_memory;
   std::optional<std::string> sim_devices;
   std::vector<RunParam> params;
@@ -87,6 +92,7 @@ std::optional<RunOptions> parse_options(std::span<const std::string> args) {
   line.option("--sim-devices", "N", options.sim_devices, "number of simulated devices (implies --sim)");
   std::vector<std::string> params;
   line.repeated("--param", "NAME=VALUE", params, "a named parameter of the run, recorded in the trace; repeatable");
+  line.flag("--pack", options.pack, "pack the trace once CMD has ended (gpumemtrace pack): a fifth of the bytes or less");
   line.flag("--top", options.top, "show the live view (gpumemtrace top) while CMD runs; its output goes to TRACE.out");
   line.rest("command to run", options.command);
   if (!line.parse(args)) return std::nullopt;
@@ -174,6 +180,18 @@ void report_trace(const std::optional<fs::path>& trace, bool inject) {
     fmt::print(stderr, "gpumemtrace: trace written to {} ({})\n", terminal_text(trace->string()), format_size(fs::file_size(*trace, error)));
 }
 
+// --pack: the finished trace packed; when it cannot be, it stays as written and one warning says why.
+void pack_trace(const fs::path& trace) {
+  try {
+    packed::PackStats stats = packed::pack_file(trace.string(), packed::kDefaultLevel);
+    double per_event = stats.events ? static_cast<double>(stats.packed_bytes) / static_cast<double>(stats.events) : 0.0;
+    fmt::print(stderr, "gpumemtrace: trace packed into {} ({:.2f} bytes per event)\n", format_size(stats.packed_bytes),
+               per_event);
+  } catch (const std::exception& error) {
+    print_warning(std::string("the trace was not packed (it stays as written): ") + error.what());
+  }
+}
+
 int run_main(std::span<const std::string> args) {
   std::optional<RunOptions> options = parse_options(args);
   if (!options) return kExitOk;
@@ -255,7 +273,9 @@ int run_main(std::span<const std::string> args) {
     fmt::print(stderr, "gpumemtrace: cannot run {}: {}\n", terminal_text(options->command[0]), std::strerror(child.start_error));
     return child.start_error == ENOENT ? 127 : 126;
   }
-  report_trace(written_trace(root_trace(child.pid), child.pid, started_ns, before), options->inject);
+  std::optional<fs::path> trace = written_trace(root_trace(child.pid), child.pid, started_ns, before);
+  report_trace(trace, options->inject);
+  if (options->pack && trace) pack_trace(*trace);
   if (options->top) fmt::print(stderr, "gpumemtrace: the output of {} is in {}.out\n", terminal_text(options->command[0]),
                                terminal_text(root_trace(child.pid).string()));
   return child.exit_code;

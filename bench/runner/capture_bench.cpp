@@ -78,6 +78,14 @@ CaptureResult run_capture_case(const BuildLayout& build, const CaptureSettings& 
   result.traced_no_stacks = runs[2];
   result.malloc_plain = runs[3];
   if (!settings.heaptrack.empty()) result.heaptrack = runs[4];
+  // The finished trace packed (docs/trace-format.md), once: the analyzer's CPU time for it and the size.
+  const std::string packed = stem + "-packed.trace";
+  std::error_code copy_error;
+  if (std::filesystem::copy_file(trace, packed, std::filesystem::copy_options::overwrite_existing, copy_error)) {
+    Measurement packing = run_measured({build.program("gpumemtrace"), "pack", packed});
+    result.packed = ToolRun{packing.cpu_seconds, file_size_or_zero(packed)};
+    std::filesystem::remove(packed, copy_error);
+  }
   return result;
 }
 

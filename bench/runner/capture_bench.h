@@ -40,6 +40,7 @@ struct CaptureResult {
   ToolRun traced_no_stacks; // GPUMEMTRACE_STACKS=0
   ToolRun malloc_plain;
   std::optional<ToolRun> heaptrack;
+  std::optional<ToolRun> packed;  // `gpumemtrace pack` of the traced run's trace: its CPU time and the packed size
 
   // (with tool − without) / events, in nanoseconds.
   double ns_per_event(const ToolRun& with, const ToolRun& without) const {
@@ -47,6 +48,11 @@ struct CaptureResult {
   }
   double traced_ns() const { return ns_per_event(traced, cuda_plain); }
   double traced_no_stacks_ns() const { return ns_per_event(traced_no_stacks, cuda_plain); }
+  // Capture and packing together, per event.
+  std::optional<double> traced_and_packed_ns() const {
+    if (!packed) return std::nullopt;
+    return traced_ns() + packed->cpu_seconds * 1e9 / static_cast<double>(events);
+  }
   std::optional<double> heaptrack_ns() const {
     if (!heaptrack) return std::nullopt;
     return ns_per_event(*heaptrack, malloc_plain);

@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
                                    CaptureCase{"loop", options.threads}})
         capture.push_back(run_capture_case(build, settings, workload));
       print_capture_table(capture, options.depth, options.repeats);
+      print_packed_table(capture);
     }
     std::vector<PythonResult> python;
     if (options.python) {

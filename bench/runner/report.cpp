@@ -57,6 +57,29 @@ void print_capture_table(const std::vector<CaptureResult>& results, unsigned dep
   fmt::print("\n");
 }
 
+void print_packed_table(const std::vector<CaptureResult>& results) {
+  fmt::print(
+      "### Finished traces packed: `gpumemtrace pack` of the traced run's trace\n\n"
+      "The trace the capture table's last full-stack run left, packed once by the analyzer (docs/trace-format.md, "
+      "\"Packed traces\"); its CPU time per event beside the capture's.\n\n");
+  fmt::print(
+      "| workload | events | plain, bytes/event | packed, bytes/event | heaptrack, bytes/event | packed / heaptrack "
+      "| packing, ns/event | capture + packing, ns/event | capture + packing / heaptrack |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& r : results) {
+    if (!r.packed) continue;
+    std::optional<double> heaptrack_bytes;
+    if (r.heaptrack && r.heaptrack->trace_bytes) heaptrack_bytes = static_cast<double>(r.heaptrack->trace_bytes);
+    fmt::print("| {} | {} | {} | {} | {} | {} | {:.0f} | {:.0f} | {} |\n", describe(r.workload), millions(r.events),
+               bytes_per_event(r.traced.trace_bytes, r.events), bytes_per_event(r.packed->trace_bytes, r.events),
+               r.heaptrack ? bytes_per_event(r.heaptrack->trace_bytes, r.events) : "—",
+               ratio_or_dash(static_cast<double>(r.packed->trace_bytes), heaptrack_bytes),
+               r.packed->cpu_seconds * 1e9 / static_cast<double>(r.events), *r.traced_and_packed_ns(),
+               ratio_or_dash(r.traced_and_packed_ns(), r.heaptrack_ns()));
+  }
+  fmt::print("\n");
+}
+
 void print_python_table(const std::vector<PythonResult>& results, const std::string& python, const std::string& version,
                         unsigned repeats) {
   fmt::print(
@@ -121,6 +144,18 @@ void print_targets(const std::vector<CaptureResult>& capture, const std::vector<
     if (r.workload.shape != "loop" || r.workload.threads != 1) continue;
     double bytes = static_cast<double>(r.traced.trace_bytes) / static_cast<double>(r.events);
     fmt::print("| ≤ 4 bytes per event on the repetitive loop | {:.2f} | {} |\n", bytes, verdict(bytes <= 4));
+  }
+  for (const auto& r : capture) {
+    if (!r.packed || r.workload.threads != 1) continue;
+    double bytes = static_cast<double>(r.packed->trace_bytes) / static_cast<double>(r.events);
+    if (r.workload.shape == "loop")
+      fmt::print("| packed trace ≤ 0.5 bytes per event on the repetitive loop | {:.2f} | {} |\n", bytes,
+                 verdict(bytes <= 0.5));
+    if (r.workload.shape == "mixed" && r.heaptrack && r.heaptrack->trace_bytes) {
+      double ratio = static_cast<double>(r.packed->trace_bytes) / static_cast<double>(r.heaptrack->trace_bytes);
+      fmt::print("| packed trace ≤ 0.6× heaptrack's bytes per event (mixed) | {:.2f}× ({:.2f} bytes per event) | {} |\n",
+                 ratio, bytes, verdict(ratio <= 0.6));
+    }
   }
   for (const auto& r : analyzer) {
     if (!r.heaptrack_print) continue;

@@ -12,6 +12,8 @@
 namespace gpumemtrace::bench {
 
 void print_capture_table(const std::vector<CaptureResult>& results, unsigned depth, unsigned repeats);
+// The capture runs' traces packed: sizes and the CPU time of packing.
+void print_packed_table(const std::vector<CaptureResult>& results);
 void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std::string& command, unsigned repeats);
 void print_python_table(const std::vector<PythonResult>& results, const std::string& python, const std::string& version,
                         unsigned repeats);

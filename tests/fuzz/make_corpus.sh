@@ -45,6 +45,15 @@ for trace in "$work"/*.trace; do
   head -c "$size" "$trace" >"$traces/$name"
   for cut in 3 2; do head -c $((size * (cut - 1) / cut)) "$trace" >"$traces/$name.cut$cut"; done
 done
+# Packed traces (trace/packed): a few complete ones and a cut one, whole and cut.
+for name in runtime threads pool_oom generated; do
+  cp "$traces/$name" "$work/packed-$name" && "$build/bin/gpumemtrace" pack --level 3 "$work/packed-$name" >/dev/null
+  cp "$work/packed-$name" "$traces/packed-$name"
+  size="$(stat -c %s "$work/packed-$name")"
+  head -c $((size / 2)) "$work/packed-$name" >"$traces/packed-$name.cut2"
+done
+cp "$traces/killed.cut2" "$work/packed-killed.cut2" && "$build/bin/gpumemtrace" pack --level 3 "$work/packed-killed.cut2" >/dev/null
+cp "$work/packed-killed.cut2" "$traces/packed-killed.cut2"
 
 # The fuzz input: 4 bytes of pc (an offset into each FDE's function), then the .eh_frame section.
 for object in "$build/bin/capture_prog_killed" "$build/bin/capture_prog_threads" "$build/lib/sim/libcuda.so.1"; do

@@ -365,61 +365,7 @@ TEST(ReaderDecoding, EndCompletesTheTraceAndNothingAfterItIsRead) {
 
 // Each record is encoded and decoded from its one declaration: what goes in comes out.
 TEST(ReaderDecoding, EveryRecordTypeReadsBackAsWritten) {
-  std::vector<std::string_view> argv = {"python3", "-v"};
-  trace::Event at{0, 1};  // no time passes; thread 1 after its ThreadNew
-  std::vector<trace::Record> records = {
-      trace::Process{4242, 1, 17, 64, -1, "node7", "/usr/bin/python3", argv},
-      trace::ModulesBegin{3},
-      trace::Module{0x400000, 0x400000, 0x480000, "/usr/bin/python3", "\x01\x02"},
-      trace::ThreadNew{1, 4242, "main"},
-      trace::StackNode{1, 0, 0x401000},
-      trace::PythonCode{0, "/srv/train.py", "Trainer.step", 50},
-      trace::StackNode{2, 1, format::python_frame(0, 57)},
-      trace::NativeFunction{0, "at::empty_cuda(c10::ArrayRef<long>)", "EmptyTensor.cpp"},
-      trace::StackNode{3, 2, format::named_frame(0, 12)},
-      trace::Alloc{at, Api::cudaMallocFromPoolAsync, 2, 0x7f0000000000, 4096, 1, 0x5, 0x6},
-      trace::Free{at, Api::cudaFreeAsync, 0x7f0000000000, 0x5},
-      trace::AllocFailed{at, Api::cuMemAlloc, 0, uint64_t{1} << 40, 1, format::kErrorOutOfMemory, 5, 6},
-      trace::FreeFailed{at, Api::cuMemFree, 0x10, 1},
-      trace::MemMap{at, 0x8000, 4096, 9, 128},
-      trace::MemUnmap{{at, 0x8000, 4096}},
-      trace::AddressReserve{{at, 0x8000, 1 << 21}},
-      trace::AddressFree{{at, 0x8000, 1 << 21}},
-      trace::PoolCreate{{at, 0x77, 1}},
-      trace::PoolDestroy{{at, 0x77, trace::kNoDevice}},
-      trace::PoolTrim{at, 0x77, 1, 2, 3},
-      trace::PoolUsage{at, 0x77, 0, 4, 5},
-      trace::Source{1},
-      trace::PoolThreshold{at, 0x77, 8},
-      trace::Source{0},
-      trace::MemInfo{at, trace::kNoDevice, 6, 7},
-      trace::TorchHook{at, "2.6.0+cu126", 100000, 2},
-      trace::TorchSnapshot{at, 1, 2, 5000, 1700000000123456789, "run.trace.torch-oom-2.pickle", 0, 30 << 20, 80ull << 30, 7},
-      trace::TorchSnapshot{at, 0, 1, 6000, 1700000000223456789, "run.trace.torch-exit.pickle"},
-      trace::DeviceState{at, 1, 0, "GPU-4d1b6a70-0000-4000-8000-000000000001", "00000000:01:00.0", 256 << 20, 1 << 30, 2},
-      trace::DeviceProcess{4194401, 512 << 20, "python train.py"},
-      trace::DeviceProcess{4194402, 256 << 20, "stale worker"},
-      trace::Context{at, 1, 1, "GPU-4d1b6a70-0000-4000-8000-000000000001", 512 << 20, 480 << 20, 1 << 30},
-      trace::Placement{-1, 1, ""},
-      trace::Param{"batch", "32"},
-      trace::Fork{99},
-      trace::PhaseDomain{1, "net"},
-      trace::PhaseName{0, 1, "forward"},
-      trace::PhasePush{at, 0},
-      trace::PhasePop{at, 1},
-      trace::RangeStart{at, 7, 0},
-      trace::RangeEnd{at, 7},
-      trace::HeapCreate{at, 1, 0, 0x7f1000000000, 2 << 20, "small"},
-      trace::SubAlloc{at, 1, 0x7f1000000200, 1000, 1024, 0},
-      trace::SubName{at, 1, 0x7f1000000200, "activations"},
-      trace::SubFreeRequested{at, 1, 0x7f1000000200},
-      trace::SubFree{at, 1, 0x7f1000000200},
-      trace::HeapReset{at, 1},
-      trace::HeapDestroy{at, 1},
-      trace::ThreadSwitch{1},
-      trace::StacksReset{},
-      trace::End{at, 14},
-  };
+  std::vector<trace::Record> records = one_record_of_each_type();
   std::set<size_t> types;
   for (const trace::Record& record : records) types.insert(record.index());
   EXPECT_EQ(types.size(), std::variant_size_v<trace::Record>);

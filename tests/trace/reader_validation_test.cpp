@@ -48,10 +48,11 @@ TEST(ReaderValidation, WrongMagicIsNotATrace) {
 }
 
 TEST(ReaderValidation, OtherVersionsAreNotSupported) {
-  EXPECT_EQ(open_error(TraceBuilder(2).bytes()),
-            "trace format version 2 is not supported (this build reads version 1)");
+  EXPECT_EQ(open_error(TraceBuilder(3).bytes()),
+            "trace format version 3 is not supported (this build reads versions 1 and 2)");
   EXPECT_EQ(open_error(TraceBuilder(0x01000000).bytes()),
-            "trace format version 16777216 is not supported (this build reads version 1)");
+            "trace format version 16777216 is not supported (this build reads versions 1 and 2)");
+  EXPECT_EQ(open_error(TraceBuilder(2).bytes()), "a packed trace (version 2) is read from a file, not from memory");
 }
 
 TEST(ReaderValidation, IncompleteHeader) {

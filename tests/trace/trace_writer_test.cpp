@@ -132,6 +132,27 @@ TEST(TraceWriter, EveryRecordReadsBackExactly) {
   }
 }
 
+// Time steps by whole microseconds, the rest carried to the next step: times exact to the microsecond, and
+// no nanosecond noise in the trace (docs/trace-format.md, "Times").
+TEST(TraceWriter, TimeStepsByWholeMicrosecondsCarryingTheRest) {
+  std::string path = make_temp_dir() + "/steps.trace";
+  writer::TraceWriter writer;
+  ASSERT_TRUE(writer.open(path, sample_process())) << writer.error();
+  uint64_t now = writer::monotonic_ns();
+  uint64_t start = now - writer.trace_time(now);
+  for (uint64_t at : {1500u, 2600u, 2900u, 4100u}) {
+    writer.set_event_time(start + at);
+    writer.write(trace::MemInfo{{}, 0, at, 0});
+  }
+  writer.end();
+  trace::Reader reader(path);
+  std::vector<uint64_t> times;
+  while (const trace::Record* r = reader.next())
+    if (const auto* info = std::get_if<trace::MemInfo>(r)) times.push_back(info->time_ns);
+  ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+  EXPECT_EQ(times, (std::vector<uint64_t>{1000, 2000, 2000, 4000}));
+}
+
 TEST(TraceWriter, FileEndsAtTheLastRecord) {
   std::string path = write_sample(make_temp_dir());
   std::ifstream in(path, std::ios::binary | std::ios::ate);

@@ -1,11 +1,17 @@
 #include "trace/reader/reader.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstring>
 #include <limits>
+#include <system_error>
 #include <utility>
+
+#include "trace/packed/packed_format.h"
+#include "trace/packed/unpack.h"
+#include "trace/packed/zstd_streams.h"
 
 namespace gpumemtrace::trace {
 
@@ -24,6 +30,29 @@ const format::ApiInfo* api_of(uint64_t value, bool is_free) {
   if (value >= static_cast<uint64_t>(Api::Count)) return nullptr;
   const format::ApiInfo& info = format::kApis[value];
   return info.is_free == is_free ? &info : nullptr;
+}
+
+// The file mapped; a packed trace (trace/packed) as the version-1 trace it unpacks to, in a memory file: read
+// like any trace, its pages given back as they are read.
+std::unique_ptr<MappedFile> open_trace(const std::string& path) {
+  auto file = std::make_unique<MappedFile>(path);
+  if (!packed::is_packed(file->bytes())) return file;
+  int fd = -1;
+  try {
+    fd = packed::unpack_to_memory_file(file->bytes());
+  } catch (const packed::PackedError& error) {
+    throw OpenError(std::string("corrupt packed trace: ") + error.what());
+  } catch (const std::system_error& error) {
+    throw OpenError(std::string("cannot unpack the packed trace: ") + error.what());
+  }
+  try {
+    file = std::make_unique<MappedFile>("/proc/self/fd/" + std::to_string(fd));
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  close(fd);
+  return file;
 }
 
 }  // namespace
@@ -92,7 +121,7 @@ class Reader::FieldReader {
   uint64_t sizes_ = 0;
 };
 
-Reader::Reader(const std::string& path) : file_(std::make_unique<MappedFile>(path)), data_(file_->bytes()) {
+Reader::Reader(const std::string& path) : file_(open_trace(path)), data_(file_->bytes()) {
   check_header();
 }
 
@@ -106,9 +135,11 @@ void Reader::check_header() {
     throw OpenError(fmt::format("the trace header is incomplete ({} of {} bytes)", data_.size(), format::kHeaderSize));
   const uint8_t* v = data_.data() + sizeof format::kMagic;
   uint32_t version = uint32_t{v[0]} | uint32_t{v[1]} << 8 | uint32_t{v[2]} << 16 | uint32_t{v[3]} << 24;
+  if (version == packed::kPackedVersion && !file_)
+    throw OpenError("a packed trace (version 2) is read from a file, not from memory");
   if (version != format::kVersion)
-    throw OpenError(fmt::format("trace format version {} is not supported (this build reads version {})", version,
-                                format::kVersion));
+    throw OpenError(fmt::format("trace format version {} is not supported (this build reads versions {} and {})",
+                                version, format::kVersion, packed::kPackedVersion));
   pos_ = data_.data() + format::kHeaderSize;
   record_offset_ = stop_offset_ = format::kHeaderSize;
 }

@@ -9,6 +9,7 @@
 
 #include "gpumemtrace/trace_records.h"
 #include "trace/writer/record_encoder.h"
+#include "trace/writer/vector_output.h"
 
 namespace gpumemtrace::writer {
 
@@ -33,20 +34,8 @@ class TraceBuffer {
   std::vector<uint8_t> take() { return std::move(bytes_); }
 
  private:
-  struct Out {
-    std::vector<uint8_t>& bytes;
-    uint8_t* reserve(size_t max_bytes) {
-      bytes.resize(bytes.size() + max_bytes);
-      return bytes.data() + bytes.size() - max_bytes;
-    }
-    void finish(uint8_t* start, uint8_t* end, uint8_t token) {
-      *start = token;
-      bytes.resize(static_cast<size_t>(end - bytes.data()));
-    }
-  };
-
   std::vector<uint8_t> bytes_;
-  Out out_{bytes_};
+  VectorOutput out_{bytes_};
   RecordEncoder encoder_;
   uint64_t time_ns_ = 0;
   uint64_t events_ = 0;

@@ -89,7 +89,7 @@ TEST_F(NotATrace, AFileCutInsideTheHeaderIsRefused) {
 
 TEST_F(NotATrace, AnotherFormatVersionIsRefused) {
   expect_refused(write_file(scratch_ / "v99", TraceBuilder(99).bytes()),
-                 "trace format version 99 is not supported (this build reads version 1)");
+                 "trace format version 99 is not supported (this build reads versions 1 and 2)");
 }
 
 TEST_F(NotATrace, ACorruptTraceIsRefusedWithWhereItIsDamaged) {

@@ -123,7 +123,8 @@ TEST_F(DumpCommand, ForeignAndBadFilesExitTwoWithTheReason) {
   std::vector<Case> cases = {
       {{}, "not a gpumemtrace trace (the file is empty)"},
       {{'#', '!', '/', 'b', 'i', 'n', '/', 's', 'h', '\n', 'e', 'x', 'i', 't', '\n', '\n'}, "not a gpumemtrace trace"},
-      {TraceBuilder(2).bytes(), "trace format version 2 is not supported (this build reads version 1)"},
+      {TraceBuilder(3).bytes(), "trace format version 3 is not supported (this build reads versions 1 and 2)"},
+      {TraceBuilder(2).bytes(), "corrupt packed trace: its directory of streams is damaged"},
       {corrupt.bytes(), "corrupt trace at byte offset 18: unknown token 0x3f"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {

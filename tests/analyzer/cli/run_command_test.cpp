@@ -8,8 +8,14 @@
 #include <map>
 #include <sstream>
 
-#include "tests/support/temp_files.h"
+#include <fmt/core.h>
+
+#include "common/size_units.h"
+#include "tests/support/decode_helpers.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
+#include "trace/packed/packed_format.h"
+#include "trace/packed/unpack.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -138,6 +144,26 @@ TEST_F(RunCommand, ReportsTheTraceItWrote) {
       run(prefix_, {"-o", dir_ + "/t.trace", "/bin/sh", "-c", "printf abc > \"$GPUMEMTRACE_OUTPUT_ROOT\""});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.err, "gpumemtrace: trace written to " + dir_ + "/t.trace (3 B)\n");
+}
+
+TEST_F(RunCommand, PackPacksTheFinishedTraceOrLeavesItAsWritten) {
+  std::vector<uint8_t> plain = every_record_trace().bytes();
+  std::string source = write_file(dir_ + "/source.trace", plain);
+  ProcessResult r = run(prefix_, {"--pack", "-o", dir_ + "/t.trace", "/bin/sh", "-c", "cp \"$0\" \"$GPUMEMTRACE_OUTPUT_ROOT\"", source});
+  EXPECT_EQ(r.exit_code, 0);
+  std::string text = read_file(dir_ + "/t.trace");
+  std::vector<uint8_t> now(text.begin(), text.end());
+  EXPECT_TRUE(packed::is_packed(now));
+  EXPECT_EQ(packed::unpack(now), plain);
+  EXPECT_EQ(r.err, "gpumemtrace: trace written to " + dir_ + "/t.trace (" + format_size(plain.size()) +
+                       ")\ngpumemtrace: trace packed into " + format_size(now.size()) + " (" +
+                       fmt::format("{:.2f}", static_cast<double>(now.size()) / 21) + " bytes per event)\n");
+
+  ProcessResult bad = run(prefix_, {"--pack", "-o", dir_ + "/bad.trace", "/bin/sh", "-c", "printf abc > \"$GPUMEMTRACE_OUTPUT_ROOT\""});
+  EXPECT_EQ(bad.exit_code, 0);
+  EXPECT_EQ(bad.err, "gpumemtrace: trace written to " + dir_ + "/bad.trace (3 B)\ngpumemtrace: warning: the trace was not "
+                     "packed (it stays as written): not a gpumemtrace trace\n");
+  EXPECT_EQ(read_file(dir_ + "/bad.trace"), "abc");
 }
 
 TEST_F(RunCommand, AnOldFileIsNotTakenForTheTrace) {

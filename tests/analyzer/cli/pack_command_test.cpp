@@ -1,0 +1,66 @@
+// `gpumemtrace pack`: the packed trace reads as the plain one in every command; what cannot be packed, and a
+// damaged packed trace, exit 2 with the reason.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/support/decode_helpers.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_files.h"
+
+namespace gpumemtrace::test {
+namespace {
+
+TEST(PackCommand, PackedTraceDumpsAndSummarizesAsThePlainOne) {
+  ScratchDir dir;
+  std::string path = write_file(dir / "every.trace", every_record_trace().bytes());
+  ProcessResult dump = run_gpumemtrace({"dump", "--json", path});
+  ProcessResult summary = run_gpumemtrace({"summary", "--json", path});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+
+  ProcessResult pack = run_gpumemtrace({"pack", path});
+  ASSERT_EQ(pack.exit_code, 0) << pack.err;
+  EXPECT_EQ(pack.out.rfind(path + ": " + std::to_string(every_record_trace().size()) + " B packed into ", 0), 0u)
+      << pack.out;
+  EXPECT_NE(pack.out.find(" bytes per event (21 events)\n"), std::string::npos) << pack.out;
+  EXPECT_FALSE(std::filesystem::exists(path + ".packing"));
+
+  ProcessResult packed_dump = run_gpumemtrace({"dump", "--json", path});
+  EXPECT_EQ(packed_dump.exit_code, 0) << packed_dump.err;
+  EXPECT_EQ(packed_dump.out, dump.out);
+  ProcessResult packed_summary = run_gpumemtrace({"summary", "--json", path});
+  EXPECT_EQ(packed_summary.exit_code, 0) << packed_summary.err;
+  EXPECT_EQ(packed_summary.out, summary.out);
+
+  ProcessResult again = run_gpumemtrace({"pack", path});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_EQ(again.err, "gpumemtrace: " + path + ": the trace is packed already\n");
+}
+
+TEST(PackCommand, DamagedPackedTraceExitsTwoAsCorrupt) {
+  ScratchDir dir;
+  std::string path = write_file(dir / "cut.trace", every_record_trace().bytes());
+  ASSERT_EQ(run_gpumemtrace({"pack", path}).exit_code, 0);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1);
+  for (std::string command : {"dump", "summary"}) {
+    ProcessResult r = run_gpumemtrace({command, path});
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.err, "gpumemtrace: " + path + ": corrupt packed trace: stream others runs past the end of the file\n")
+        << command;
+  }
+}
+
+TEST(PackCommand, CorruptPlainTraceIsNotPacked) {
+  ScratchDir dir;
+  TraceBuilder corrupt;
+  corrupt.fork(1).token(0x3f);
+  std::string path = write_file(dir / "corrupt.trace", corrupt.bytes());
+  ProcessResult r = run_gpumemtrace({"pack", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpumemtrace: " + path + ": corrupt trace at byte offset 18: unknown token 0x3f\n");
+  EXPECT_FALSE(std::filesystem::exists(path + ".packing"));
+}
+
+}  // namespace
+}  // namespace gpumemtrace::test

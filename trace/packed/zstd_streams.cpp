@@ -1,0 +1,65 @@
+#include "trace/packed/zstd_streams.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <memory>
+#include <new>
+
+namespace gpumemtrace::packed {
+
+std::vector<uint8_t> ZstdWriter::compress(int level) {
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!context) throw std::bad_alloc();
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, kWindowLog);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1);
+  std::vector<uint8_t> frame(ZSTD_compressBound(raw_.size()));
+  size_t size = ZSTD_compress2(context.get(), frame.data(), frame.size(), raw_.data(), raw_.size());
+  if (ZSTD_isError(size)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(size));
+  frame.resize(size);
+  std::vector<uint8_t>().swap(raw_);
+  return frame;
+}
+
+ZstdReader::ZstdReader(std::span<const uint8_t> frame, std::string_view name)
+    : context_(ZSTD_createDCtx()), frame_(frame), name_(name), window_(ZSTD_DStreamOutSize()) {
+  if (!context_) throw std::bad_alloc();
+  ZSTD_DCtx_setParameter(context_, ZSTD_d_windowLogMax, kWindowLog);
+}
+
+ZstdReader::~ZstdReader() { ZSTD_freeDCtx(context_); }
+
+bool ZstdReader::refill() {
+  for (;;) {
+    ZSTD_inBuffer in{frame_.data(), frame_.size(), consumed_};
+    ZSTD_outBuffer out{window_.data(), window_.size(), 0};
+    size_t left = ZSTD_decompressStream(context_, &out, &in);
+    if (ZSTD_isError(left)) throw PackedError(std::string(name_) + ": " + ZSTD_getErrorName(left));
+    if (in.pos > consumed_ || out.pos > 0) frame_ended_ = left == 0;  // a call without input says nothing
+    consumed_ = in.pos;
+    if (out.pos > 0) {
+      position_ = window_.data();
+      end_ = position_ + out.pos;
+      return true;
+    }
+    if (consumed_ == frame_.size()) {
+      if (!frame_ended_) throw PackedError(std::string(name_) + ": the compressed stream is cut short");
+      return false;
+    }
+  }
+}
+
+void ZstdReader::ended_early() const { throw PackedError(std::string(name_) + ": the stream ends early"); }
+
+void ZstdReader::bytes(uint64_t count, std::vector<uint8_t>& out) {
+  while (count > 0) {
+    if (position_ == end_ && !refill()) ended_early();
+    size_t take = static_cast<size_t>(std::min<uint64_t>(count, static_cast<uint64_t>(end_ - position_)));
+    out.insert(out.end(), position_, position_ + take);
+    position_ += take;
+    count -= take;
+  }
+}
+
+}  // namespace gpumemtrace::packed

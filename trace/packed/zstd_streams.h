@@ -1,0 +1,97 @@
+// One stream of bytes as a zstd frame: written whole (the packer), read piece by piece (the unpacker holds a
+// window of decompressed bytes per stream, whatever the length of the trace).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpumemtrace/trace_format.h"
+
+struct ZSTD_DCtx_s;
+
+namespace gpumemtrace::packed {
+
+// The frames' largest window (2^23 bytes): what the unpacker allows, so a damaged frame cannot ask for more.
+inline constexpr int kWindowLog = 23;
+
+// Bytes that do not decode: what is wrong, for "corrupt packed trace: ...".
+class PackedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A stream's bytes, kept until the end and then compressed at once: zstd then sizes its tables to the stream,
+// and one compressor at a time is alive (at level 19 one takes about 90 MiB).
+class ZstdWriter {
+ public:
+  void byte(uint8_t value) { raw_.push_back(value); }
+  void varint(uint64_t value) {
+    uint8_t buffer[format::kMaxVarintBytes];
+    raw_.insert(raw_.end(), buffer, format::put_varint(buffer, value));
+  }
+  // A value as a Low/High pair (packed_format.h): its low byte here, the rest as a varint in `high`.
+  void split(uint64_t value, ZstdWriter& high) {
+    byte(static_cast<uint8_t>(value));
+    high.varint(value >> 8);
+  }
+  void bytes(std::span<const uint8_t> values) { raw_.insert(raw_.end(), values.begin(), values.end()); }
+  uint64_t raw_bytes() const { return raw_.size(); }
+  // The stream as one zstd frame; its bytes are given back.
+  std::vector<uint8_t> compress(int level);
+
+ private:
+  std::vector<uint8_t> raw_;
+};
+
+class ZstdReader {
+ public:
+  ZstdReader(std::span<const uint8_t> frame, std::string_view name);
+  ZstdReader(const ZstdReader&) = delete;
+  ZstdReader& operator=(const ZstdReader&) = delete;
+  ~ZstdReader();
+
+  bool at_end() {
+    return position_ == end_ && !refill();
+  }
+  uint8_t byte() {
+    if (position_ == end_ && !refill()) ended_early();
+    return *position_++;
+  }
+  uint64_t varint() {
+    uint64_t value = 0;
+    for (unsigned i = 0; i < format::kMaxVarintBytes; ++i) {
+      uint8_t b = byte();
+      if (i == format::kMaxVarintBytes - 1 && b > 1) break;
+      value |= static_cast<uint64_t>(b & 0x7F) << (7 * i);
+      if (!(b & 0x80)) return value;
+    }
+    throw PackedError(std::string(name_) + ": a varint is longer than 64 bits");
+  }
+  uint64_t split(ZstdReader& high) {
+    uint64_t low = byte();
+    uint64_t rest = high.varint();
+    if (rest >> 56) throw PackedError(std::string(high.name_) + ": a value is longer than 64 bits");
+    return rest << 8 | low;
+  }
+  // `count` bytes appended to `out`.
+  void bytes(uint64_t count, std::vector<uint8_t>& out);
+
+ private:
+  bool refill();
+  [[noreturn]] void ended_early() const;
+
+  ZSTD_DCtx_s* context_;
+  std::span<const uint8_t> frame_;
+  size_t consumed_ = 0;
+  bool frame_ended_ = false;  // the last call that decoded something finished the frame
+  std::string_view name_;
+  std::vector<uint8_t> window_;
+  const uint8_t* position_ = nullptr;
+  const uint8_t* end_ = nullptr;
+};
+
+}  // namespace gpumemtrace::packed
