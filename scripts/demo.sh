@@ -14,7 +14,7 @@ demo_targets=(gpumemtrace gpumemtrace_preload sim_cuda sim_cudart train_loop gpu
 build_start=$SECONDS
 if [ ! -f "$build/bin/gpumemtrace" ]; then
   echo "demo: the first build compiles the analyzer, the tracer, the simulated device and the examples"
-  echo "demo: (about 6 minutes on 2 cores, seconds once built or with a warm ccache; setup first installs PyTorch into .venv, about 1.5 minutes)"
+  echo "demo: (about 4 minutes on 2 cores, seconds once built or with a warm ccache; setup first installs PyTorch into .venv, about 1.5 minutes)"
 fi
 GPUMEMTRACE_BUILD_TARGETS="${demo_targets[*]}" "$root/scripts/build.sh"
 echo "demo: the build took $((SECONDS - build_start)) s"
