@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "interpose/hooks/bypass_checks.h"
+#include "interpose/base/loader_walk.h"
 #include "interpose/base/real_dlsym.h"
 #include "interpose/base/debug_log.h"
 #include "interpose/recording/recorder.h"
@@ -44,7 +45,7 @@ std::atomic<bool> g_warned{false};
 
 std::vector<std::string> loaded_objects() {
   std::vector<std::string> names;
-  dl_iterate_phdr(
+  walk_loaded_objects(
       [](dl_phdr_info* info, size_t, void* out) {
         static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name ? info->dlpi_name : "");
         return 0;

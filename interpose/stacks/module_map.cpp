@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstring>
 
+#include "interpose/base/loader_walk.h"
+
 namespace gpumemtrace::interpose {
 
 namespace {
@@ -42,7 +44,7 @@ std::string executable_path() {
 
 LoadCounters load_counters() {
   LoadCounters counters;
-  dl_iterate_phdr(
+  walk_loaded_objects(
       [](dl_phdr_info* info, size_t size, void* data) -> int {
         if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
           *static_cast<LoadCounters*>(data) = {info->dlpi_adds, info->dlpi_subs};
@@ -78,7 +80,7 @@ bool describe(const dl_phdr_info* info, bool is_first, trace::ModuleInfo& module
 
 std::vector<trace::ModuleInfo> loaded_modules() {
   std::vector<trace::ModuleInfo> modules;
-  dl_iterate_phdr(
+  walk_loaded_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto* out = static_cast<std::vector<trace::ModuleInfo>*>(data);
         trace::ModuleInfo module;
@@ -95,7 +97,7 @@ trace::ModuleInfo module_containing(uintptr_t address) {
     trace::ModuleInfo module;
     bool first = true;
   } search{address, {}};
-  dl_iterate_phdr(
+  walk_loaded_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto* s = static_cast<Search*>(data);
         trace::ModuleInfo module;

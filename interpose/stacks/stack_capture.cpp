@@ -1,6 +1,7 @@
 #include "interpose/stacks/stack_capture.h"
 
 #include "gpumemtrace/trace_format.h"
+#include "interpose/base/loader_walk.h"
 #include "interpose/stacks/module_map.h"
 #include "interpose/stacks/native/fast_unwind.h"
 
@@ -25,7 +26,7 @@ const CodeRange& tracer_range() {
 // cannot be code of the program (0, a kernel address) is dropped, because the trace reserves bit 63 for
 // frames that are not addresses (format::kTaggedFrame).
 long slow_backtrace(uintptr_t* frames, size_t want) {
-  long n = unw_backtrace(reinterpret_cast<void**>(frames), static_cast<int>(want));
+  long n = with_loader_walk([&] { return unw_backtrace(reinterpret_cast<void**>(frames), static_cast<int>(want)); });
   long kept = 0;
   for (long i = 0; i < n; ++i)
     if (!format::is_tagged_frame(frames[i] - 1)) frames[kept++] = frames[i];
