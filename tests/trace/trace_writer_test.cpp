@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include "trace/reader/reader.h"
 #include "trace/writer/mapped_file_sink.h"
@@ -151,6 +152,38 @@ TEST(TraceWriter, TimeStepsByWholeMicrosecondsCarryingTheRest) {
     if (const auto* info = std::get_if<trace::MemInfo>(r)) times.push_back(info->time_ns);
   ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
   EXPECT_EQ(times, (std::vector<uint64_t>{1000, 2000, 2000, 4000}));
+}
+
+// A Time record is written when the clock has moved a microsecond since the last one was written, not at
+// every microsecond boundary the carried time crosses: events 300 ns apart get one per 1.2 us, not per 1 us.
+TEST(TraceWriter, TimeRecordsFollowTheClockNotTheCarriedTime) {
+  std::string path = make_temp_dir() + "/dense.trace";
+  writer::TraceWriter writer;
+  ASSERT_TRUE(writer.open(path, sample_process())) << writer.error();
+  uint64_t now = writer::monotonic_ns();
+  uint64_t start = now - writer.trace_time(now);
+  std::vector<uint64_t> at;
+  for (uint64_t t = 300; t <= 30000; t += 300) at.push_back(t);
+  for (uint64_t t : at) {
+    writer.set_event_time(start + t);
+    writer.write(trace::MemInfo{{}, 0, t, 0});
+  }
+  writer.end();
+  trace::Reader reader(path);
+  std::vector<uint64_t> times;
+  while (const trace::Record* r = reader.next())
+    if (const auto* info = std::get_if<trace::MemInfo>(r)) times.push_back(info->time_ns);
+  ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+  // Every Time record moves the time by at least a microsecond: each gives the events after it a new time.
+  std::set<uint64_t> moved_to(times.begin(), times.end());
+  moved_to.erase(0);
+  EXPECT_EQ(moved_to.size(), 25u);
+  ASSERT_EQ(times.size(), at.size());
+  for (size_t i = 0; i < at.size(); ++i) {
+    EXPECT_EQ(times[i] % 1000, 0u) << at[i];
+    EXPECT_LE(times[i], at[i]);
+    EXPECT_LT(at[i] - times[i], 2000u) << at[i];
+  }
 }
 
 TEST(TraceWriter, FileEndsAtTheLastRecord) {
