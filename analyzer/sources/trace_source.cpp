@@ -23,8 +23,9 @@ struct BufferReader {
 
 }  // namespace
 
-TraceSource::TraceSource(const std::string& path) : path_(path) {
+TraceSource::TraceSource(const std::string& path) {
   if (!starts_as_pickle(path)) {
+    file_ = std::make_shared<const trace::TraceFile>(path);
     reader();  // throws when the file is not a trace
     return;
   }
@@ -46,7 +47,7 @@ SourceRecords TraceSource::records(uint64_t limit) const {
 }
 
 std::shared_ptr<trace::Reader> TraceSource::reader() const {
-  if (!converted_) return std::make_shared<trace::Reader>(path_);
+  if (file_) return std::make_shared<trace::Reader>(file_->map());
   auto held = std::make_shared<BufferReader>(converted_);
   return std::shared_ptr<trace::Reader>(held, &held->reader);
 }

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <utility>
 
 #include "tests/support/decode_helpers.h"
@@ -16,6 +18,7 @@
 #include "trace/packed/unpack.h"
 #include "trace/packed/zstd_streams.h"
 #include "trace/reader/open_error.h"
+#include "trace/reader/trace_file.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -120,6 +123,43 @@ TEST(PackedTrace, PackedFileReadsRecordForRecordAsThePlainOne) {
   EXPECT_EQ(ends, plain.ends);
   EXPECT_EQ(reader.events(), plain.reader->events());
   EXPECT_EQ(stats.events, plain.reader->events());
+}
+
+// The inodes of this process's mappings of unpacked traces, one per mapping.
+std::vector<std::string> unpacked_copies_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::vector<std::string> inodes;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:gpumemtrace-unpacked") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode;
+    fields >> range >> perms >> offset >> device >> inode;
+    inodes.push_back(inode);
+  }
+  return inodes;
+}
+
+// A report reads a trace several times (analysis/passes.h): a packed trace opened once is unpacked once, and
+// every reading maps that copy, even after the TraceFile is gone.
+TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
+  ScratchDir dir;
+  TraceBuilder b = one_of_each_type_trace();
+  std::string path = write_file(dir / "every.trace", b.bytes());
+  packed::pack_file(path, packed::kDefaultLevel);
+  Decoded plain = decode_all(b.bytes());
+  auto file = std::make_unique<trace::TraceFile>(path);
+  trace::Reader first(file->map());
+  trace::Reader second(file->map());
+  file.reset();
+  std::vector<std::string> inodes = unpacked_copies_mapped();
+  ASSERT_EQ(inodes.size(), 2u);
+  EXPECT_EQ(inodes[0], inodes[1]);
+  for (trace::Reader* reader : {&first, &second}) {
+    std::vector<trace::Record> records;
+    while (const trace::Record* r = reader->next()) records.push_back(*r);
+    EXPECT_EQ(reader->status(), Status::Complete) << reader->error();
+    EXPECT_EQ(records, plain.records);
+  }
 }
 
 TEST(PackedTrace, TruncatedTraceUnpacksToItsWrittenRecords) {

@@ -16,6 +16,8 @@ class MappedFile {
   // Opens regular files only, and never blocks (a FIFO fails at once with "not a regular file"). Throws
   // OpenError ("cannot open: No such file or directory", ...).
   explicit MappedFile(const std::string& path, Links links = Links::Follow);
+  // A file already open (the unpacked copy of a packed trace, trace_file.h); the descriptor stays the caller's.
+  explicit MappedFile(int descriptor);
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
@@ -27,6 +29,8 @@ class MappedFile {
   void release_before(size_t offset);
 
  private:
+  void map(int descriptor);
+
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t released_ = 0;

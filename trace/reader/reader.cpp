@@ -10,8 +10,7 @@
 #include <utility>
 
 #include "trace/packed/packed_format.h"
-#include "trace/packed/unpack.h"
-#include "trace/packed/zstd_streams.h"
+#include "trace/reader/trace_file.h"
 
 namespace gpumemtrace::trace {
 
@@ -30,29 +29,6 @@ const format::ApiInfo* api_of(uint64_t value, bool is_free) {
   if (value >= static_cast<uint64_t>(Api::Count)) return nullptr;
   const format::ApiInfo& info = format::kApis[value];
   return info.is_free == is_free ? &info : nullptr;
-}
-
-// The file mapped; a packed trace (trace/packed) as the version-1 trace it unpacks to, in a memory file: read
-// like any trace, its pages given back as they are read.
-std::unique_ptr<MappedFile> open_trace(const std::string& path) {
-  auto file = std::make_unique<MappedFile>(path);
-  if (!packed::is_packed(file->bytes())) return file;
-  int fd = -1;
-  try {
-    fd = packed::unpack_to_memory_file(file->bytes());
-  } catch (const packed::PackedError& error) {
-    throw OpenError(std::string("corrupt packed trace: ") + error.what());
-  } catch (const std::system_error& error) {
-    throw OpenError(std::string("cannot unpack the packed trace: ") + error.what());
-  }
-  try {
-    file = std::make_unique<MappedFile>("/proc/self/fd/" + std::to_string(fd));
-  } catch (...) {
-    close(fd);
-    throw;
-  }
-  close(fd);
-  return file;
 }
 
 }  // namespace
@@ -121,9 +97,9 @@ class Reader::FieldReader {
   uint64_t sizes_ = 0;
 };
 
-Reader::Reader(const std::string& path) : file_(open_trace(path)), data_(file_->bytes()) {
-  check_header();
-}
+Reader::Reader(const std::string& path) : Reader(TraceFile(path).map()) {}
+
+Reader::Reader(std::unique_ptr<MappedFile> file) : file_(std::move(file)), data_(file_->bytes()) { check_header(); }
 
 Reader::Reader(std::span<const uint8_t> bytes) : data_(bytes) { check_header(); }
 
