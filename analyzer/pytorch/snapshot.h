@@ -35,6 +35,10 @@ struct SnapshotFrame {
   std::string_view filename;  // a Python file, a C++ source file, "??" or "" when unknown
   std::string_view name;      // the function
   uint64_t line = 0;          // 0: unknown
+
+  // A frame of Python code, by its file: "train.py", or a name of code without a file ("<string>",
+  // "<frozen runpy>", "<eval_with_key>.3"). The others are C++ frames.
+  bool is_python() const { return filename.ends_with(".py") || filename.starts_with("<"); }
 };
 
 struct SnapshotBlock {

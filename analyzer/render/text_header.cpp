@@ -37,11 +37,6 @@ void append_inconsistencies(fmt::memory_buffer& out, const replay::Inconsistenci
     fmt::format_to(o, "note: the driver refused {} frees; those allocations stayed live\n", bad.restored_allocations);
 }
 
-// "1 event", "2 events".
-std::string counted(uint64_t count, std::string_view noun) {
-  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
-}
-
 void append_history_inconsistencies(fmt::memory_buffer& out, const pytorch::HistoryInconsistencies& bad,
                                     uint64_t unknown_actions) {
   append_not_adding_up(out, "the snapshot's history",

@@ -34,8 +34,8 @@ void append_step(fmt::memory_buffer& out, const report::LiveModel& live) {
     fmt::format_to(o, "grew in step {}: nothing (all it allocated was freed by its end)\n\n", last.number);
     return;
   }
-  fmt::format_to(o, "grew in step {}: {} in {} allocations made in it still live at its end\n", last.number,
-                 format_size(last.left_live_bytes), last.left_live_allocations);
+  fmt::format_to(o, "grew in step {}: {} in {} made in it still live at its end\n", last.number,
+                 format_size(last.left_live_bytes), counted(last.left_live_allocations, "allocation"));
 }
 
 void append_grown_stacks(fmt::memory_buffer& out, const report::LiveModel& live, const report::Stacks& stacks) {

@@ -14,6 +14,10 @@ std::string sparkline(const std::vector<uint64_t>& values) {
   return out;
 }
 
+std::string counted(uint64_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 std::string format_time(uint64_t ns) {
   if (ns < 1'000'000) return fmt::format("{} µs", ns / 1000);
   if (ns < 1'000'000'000) return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);

@@ -19,6 +19,9 @@ namespace gpumemtrace::render {
 // "350 µs", "1.235 ms", "12.500 s": a time since the trace started.
 std::string format_time(uint64_t ns);
 
+// "1 event", "2 events".
+std::string counted(uint64_t count, std::string_view noun);
+
 // "device 0", "managed memory", "pinned host memory".
 std::string account_name(report::Memory memory, std::optional<int32_t> device);
 inline std::string account_name(const report::AccountFigures& account) {

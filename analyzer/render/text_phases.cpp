@@ -51,7 +51,7 @@ void append_phases(fmt::memory_buffer& out, const report::PhasesModel& phases, c
   }
   fmt::format_to(o, "phases (device memory of the process; growth: live at the end against the previous instance):\n");
   for (const report::PhaseFigures& phase : phases.phases) {
-    fmt::format_to(o, "  {} ({} instance{})\n", terminal_text(phase.path), phase.instances.size(), phase.instances.size() == 1 ? "" : "s");
+    fmt::format_to(o, "  {} ({})\n", terminal_text(phase.path), counted(phase.instances.size(), "instance"));
     for (const report::PhaseInstanceFigures& f : phase.instances) append_instance(out, f, stacks);
   }
   append_balance(out, phases.balance);

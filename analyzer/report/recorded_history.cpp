@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/allocator_model/recorded_settings.h"
+#include "analyzer/report/stack_text.h"
 #include "analyzer/sources/trace_source.h"
 
 namespace gpumemtrace::report {
@@ -108,17 +109,23 @@ std::optional<uint64_t> RecordedHistory::time_of(const pytorch::SnapshotEntry* e
 }
 
 std::vector<std::string> RecordedHistory::stack_of(const pytorch::SnapshotEntry* entry) const {
-  std::vector<std::string> out;
   for (const sources::join::LoadedSnapshot& s : loaded_)
     for (const std::vector<pytorch::SnapshotEntry>& trace : s.snapshot.device_traces) {
       if (trace.empty() || entry < trace.data() || entry >= trace.data() + trace.size()) continue;
-      if (entry->frames == pytorch::kNoFrames) return out;
-      for (const pytorch::SnapshotFrame& frame : s.reader->frames(entry->frames))
-        out.push_back(frame.line != 0 ? fmt::format("{} ({}:{})", frame.name, frame.filename, frame.line)
-                                      : fmt::format("{} ({})", frame.name, frame.filename));
+      if (entry->frames == pytorch::kNoFrames) return {};
+      std::vector<symbolize::Frame> frames;
+      for (const pytorch::SnapshotFrame& frame : s.reader->frames(entry->frames)) {
+        symbolize::Frame& f = frames.emplace_back();
+        f.function = frame.name;
+        f.file = frame.filename == "??" ? std::string_view() : frame.filename;
+        f.line = frame.line <= UINT32_MAX ? static_cast<uint32_t>(frame.line) : 0;
+        if (frame.is_python()) f.kind = symbolize::FrameKind::Python;
+      }
+      std::vector<std::string> out;
+      for (const symbolize::Frame& frame : user_frames(frames)) out.push_back(frame_text(frame));
       return out;
     }
-  return out;
+  return {};
 }
 
 }  // namespace gpumemtrace::report

@@ -76,7 +76,8 @@ class RecordedHistory {
   }
   // When `entry` happened on the trace's clock; nullopt when it is not in the history.
   std::optional<uint64_t> time_of(const pytorch::SnapshotEntry* entry) const;
-  // A request's stack, innermost first, "function (file:line)"; empty when not recorded.
+  // A request's stack as people read it (stack_text.h): the program's own frames first, innermost first;
+  // empty when not recorded.
   std::vector<std::string> stack_of(const pytorch::SnapshotEntry* entry) const;
 
  private:

@@ -13,12 +13,6 @@ namespace {
 
 using schema::Action;
 
-// A frame of Python code, by its file: "train.py", or a name of code without a file ("<string>",
-// "<frozen runpy>", "<eval_with_key>.3"). The others are C++ frames.
-bool is_python_frame(const SnapshotFrame& frame) {
-  return frame.filename.ends_with(".py") || frame.filename.starts_with("<");
-}
-
 uint32_t line_of(uint64_t line) { return line <= UINT32_MAX ? static_cast<uint32_t>(line) : 0; }
 
 }  // namespace
@@ -35,7 +29,7 @@ uint32_t HistoryWriter::stack(SnapshotReader& frames, FramesId id) {
   uint32_t node = 0;
   std::vector<SnapshotFrame> list = frames.frames(id);
   for (auto it = list.rbegin(); it != list.rend(); ++it) {  // outermost first
-    uint64_t ip = is_python_frame(*it) ? format::python_frame(python_code(*it), line_of(it->line))
+    uint64_t ip = it->is_python() ? format::python_frame(python_code(*it), line_of(it->line))
                                        : format::named_frame(native_function(*it), line_of(it->line));
     auto [child, new_node] = nodes_.try_emplace({node, ip}, static_cast<uint32_t>(nodes_.size() + 1));
     if (new_node) buffer_.write(trace::StackNode{child->second, node, ip});

@@ -128,7 +128,7 @@ TEST_F(PausedProgram, TopOnceTextShowsTheStepAndTheStacks) {
   ASSERT_EQ(top.exit_code, 0) << top.err;
   EXPECT_TRUE(top.out.starts_with("gpumemtrace top: process " + pid() + " is running, at ")) << top.out;
   EXPECT_NE(top.out.find("\nphase now: step\nstep: 12 of phase step, running since "), std::string::npos) << top.out;
-  EXPECT_NE(top.out.find("\ngrew in step 11: 4.00 MiB in 1 allocations made in it still live at its end\n"
+  EXPECT_NE(top.out.find("\ngrew in step 11: 4.00 MiB in 1 allocation made in it still live at its end\n"
                          "    4.00 MiB      1×  device 0           " +
                          stack_line("keep_for_logging")),
             std::string::npos)
