@@ -13,7 +13,7 @@ namespace {
 // Fitted bytes may be fractional or (a constant of an affine fit) negative.
 std::string fitted_size(double bytes) {
   auto whole = static_cast<int64_t>(std::llround(bytes));
-  return whole < 0 ? "-" + format_size(static_cast<uint64_t>(-whole)) : format_size(static_cast<uint64_t>(whole));
+  return whole < 0 ? fmt::format("-{}", format_size(static_cast<uint64_t>(-whole))) : format_size(static_cast<uint64_t>(whole));
 }
 
 // A stack's signature in short: its frames with a source file (not a library's, "(x.so)"), the outermost four.

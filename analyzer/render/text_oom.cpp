@@ -23,7 +23,7 @@ std::string device_memory_text(const report::OomFailure& failure) {
 
 std::string part_size(int64_t bytes) {
   if (bytes >= 0) return format_exact_size(static_cast<uint64_t>(bytes));
-  return "-" + format_exact_size(static_cast<uint64_t>(-bytes)) + " (the parts were read at different moments)";
+  return fmt::format("-{} (the parts were read at different moments)", format_exact_size(static_cast<uint64_t>(-bytes)));
 }
 
 // Every byte of the device, one part a line; the parts add up to the total.

@@ -7,7 +7,7 @@ namespace gpumemtrace::render {
 namespace {
 
 std::string size_change(int64_t bytes) {
-  return (bytes < 0 ? "-" : "+") + format_size(static_cast<uint64_t>(bytes < 0 ? -bytes : bytes));
+  return fmt::format("{}{}", bytes < 0 ? "-" : "+", format_size(static_cast<uint64_t>(bytes < 0 ? -bytes : bytes)));
 }
 
 void append_instance(fmt::memory_buffer& out, const report::PhaseInstanceFigures& f, const report::Stacks& stacks) {
