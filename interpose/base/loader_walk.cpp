@@ -13,15 +13,17 @@ int walk_loaded_objects(int (*callback)(dl_phdr_info*, size_t, void*), void* dat
   return with_loader_walk([&] { return dl_iterate_phdr(callback, data); });
 }
 
+void guard_walks_across_fork() {
+  [[maybe_unused]] static const int registered = [] {
+    loader_walk_mutex();  // made now, while the library starts, not by a thread that may race a fork
+    return pthread_atfork([] { loader_walk_mutex().lock(); }, [] { loader_walk_mutex().unlock(); },
+                          [] { loader_walk_mutex().unlock(); });
+  }();
+}
+
 namespace {
 
-// Fork's prepare handlers run in the reverse order of their registration. The recorder walks under its own
-// lock, which its handler takes, so this lock must be taken after that one: registered first of all, by the
-// library's earliest constructor.
-__attribute__((constructor(101))) void hold_walks_across_fork() {
-  pthread_atfork([] { loader_walk_mutex().lock(); }, [] { loader_walk_mutex().unlock(); },
-                 [] { loader_walk_mutex().unlock(); });
-}
+__attribute__((constructor(101))) void guard_walks_early() { guard_walks_across_fork(); }
 
 }  // namespace
 

@@ -13,6 +13,11 @@ namespace gpumemtrace::interpose {
 
 std::mutex& loader_walk_mutex();
 
+// Makes fork wait for a walk in progress (pthread_atfork, once). Fork runs the prepare handlers registered
+// later first, and the recorder walks under its own lock, which its handler takes: so whatever walks under a
+// lock calls this before registering its own handlers. The library's first constructor calls it too.
+void guard_walks_across_fork();
+
 // dl_iterate_phdr, serialized with fork.
 int walk_loaded_objects(int (*callback)(dl_phdr_info*, size_t, void*), void* data);
 

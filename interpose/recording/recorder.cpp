@@ -15,6 +15,7 @@
 #include "common/run_params.h"
 #include "interpose/base/config.h"
 #include "interpose/base/debug_log.h"
+#include "interpose/base/loader_walk.h"
 #include "interpose/base/spinning_mutex.h"
 #include "interpose/recording/stack_interner.h"
 #include "interpose/stacks/mixed_stack.h"
@@ -55,6 +56,7 @@ class Recorder {
       setenv("GPUMEMTRACE_ROOT_PID", std::to_string(pid).c_str(), 1);
     }
     decide_for_process(pid);
+    guard_walks_across_fork();  // before this lock's handlers: the recorder walks under it
     pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
                    [] { instance().after_fork_in_child(); });
   }
