@@ -90,7 +90,8 @@ void append_heap_totals(fmt::memory_buffer& out, const report::HeapTotals& total
                  format_size(totals.active_bytes()), format_size(totals.requested_bytes()));
 }
 
-// The heaps worth a line each: all of a few; of many, those with the most free memory.
+// The heaps worth a line each: all of a few; of many, the live ones with the most free memory, then the
+// largest; destroyed ones, which hold nothing any more, last.
 void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>& heaps, bool pytorch) {
   constexpr size_t kListed = 10;
   if (heaps.size() <= kListed) {
@@ -101,7 +102,9 @@ void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>
   std::vector<const report::HeapReport*> listed;
   for (const report::HeapReport& heap : heaps) listed.push_back(&heap);
   std::stable_sort(listed.begin(), listed.end(), [](const report::HeapReport* a, const report::HeapReport* b) {
-    return a->end.external_bytes > b->end.external_bytes;
+    if (a->destroyed != b->destroyed) return b->destroyed;
+    if (a->end.external_bytes != b->end.external_bytes) return a->end.external_bytes > b->end.external_bytes;
+    return a->end.reserved_bytes > b->end.reserved_bytes;
   });
   listed.resize(kListed);
   fmt::format_to(fmt::appender(out), "    the {} {} with the most free memory:\n", kListed, noun);

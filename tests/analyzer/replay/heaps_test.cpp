@@ -111,6 +111,39 @@ TEST_F(Heaps, ARequestLargerThanFreePlusCachedIsNotFragmentation) {
   EXPECT_NE(diagnose(kMiB + 1571328 + 1).verdict, report::Verdict::Fragmentation);
 }
 
+// Of many heaps the report lists ten; the live ones come before those destroyed, which hold nothing any more,
+// even when no live one has free memory (a long PyTorch history has a segment for every one it ever freed).
+TEST_F(Heaps, TheListedHeapsAreTheLiveOnesBeforeTheDestroyed) {
+  TraceBuilder b;
+  b.thread_new(1, 1, "main").stack_node(0, 0xA000);
+  b.alloc(Api::cudaMalloc, 0, 0x40000000, 12 * kMiB, 1, 1000);
+  b.alloc(Api::cudaMalloc, 0, kBase, 4 * kMiB, 1, 1000);
+  for (uint64_t i = 0; i < 12; ++i) {
+    uint64_t base = 0x40000000 + i * kMiB;
+    b.event(trace::HeapCreate{{}, 100 + i, 0, base, kMiB, "gone"}, 1000);
+    b.event(trace::SubAlloc{{}, 100 + i, base, kMiB, kMiB, 1}, 1000);
+    b.event(trace::HeapDestroy{{}, 100 + i}, 1000);
+  }
+  b.event(trace::HeapCreate{{}, 1, 0, kBase, 2 * kMiB, "full"}, 1000);
+  b.event(trace::SubAlloc{{}, 1, kBase, 2 * kMiB, 2 * kMiB, 1}, 1000);
+  b.event(trace::HeapCreate{{}, 2, 0, kBase + 2 * kMiB, 2 * kMiB, "half"}, 1000);
+  b.event(trace::SubAlloc{{}, 2, kBase + 2 * kMiB, kMiB, kMiB, 1}, 1000);
+  b.end(42, 1000);
+  std::string path = write_file(scratch_ / "many.trace", b.bytes());
+  ProcessResult text = run_gpumemtrace({"fragmentation", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  size_t listed = text.out.find("    the 10 heaps with the most free memory:\n");
+  ASSERT_NE(listed, std::string::npos) << text.out;
+  std::string list = text.out.substr(listed);
+  size_t half = list.find("    heap 2 \"half\": 2.00 MiB reserved"), full = list.find("    heap 1 \"full\": 2.00 MiB reserved");
+  size_t destroyed = list.find("(destroyed)");
+  ASSERT_NE(half, std::string::npos) << text.out;
+  ASSERT_NE(full, std::string::npos) << text.out;
+  EXPECT_LT(half, full);
+  EXPECT_LT(full, destroyed);
+  EXPECT_NE(list.find("... and 4 more heaps"), std::string::npos) << text.out;
+}
+
 TEST_F(Heaps, TheFragmentationReportShowsTheHeaps) {
   std::string path = write_file(scratch_ / "heaps.trace", heap_trace(1200000).bytes());
   ProcessResult text = run_gpumemtrace({"fragmentation", path});
