@@ -25,7 +25,7 @@ struct BufferReader {
 
 TraceSource::TraceSource(const std::string& path) {
   if (!starts_as_pickle(path)) {
-    file_ = std::make_shared<const trace::TraceFile>(path);
+    file_ = std::make_shared<const trace::OpenedTrace>(path);
     reader();  // throws when the file is not a trace
     return;
   }

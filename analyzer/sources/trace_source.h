@@ -14,7 +14,7 @@
 #include "analyzer/sources/snapshot_join.h"
 #include "analyzer/sources/source_records.h"
 #include "trace/reader/reader.h"
-#include "trace/reader/trace_file.h"
+#include "trace/reader/opened_trace.h"
 
 namespace gpumemtrace::sources {
 
@@ -37,7 +37,7 @@ class TraceSource {
   const std::optional<SnapshotJoin>& joined() const { return join_; }
 
  private:
-  std::shared_ptr<const trace::TraceFile> file_;           // a trace file: opened (a packed one unpacked) once
+  std::shared_ptr<const trace::OpenedTrace> file_;           // a trace file: opened (a packed one unpacked) once
   std::shared_ptr<const std::vector<uint8_t>> converted_;  // the snapshot's trace
   std::optional<pytorch::SnapshotInfo> snapshot_;
   std::optional<SnapshotJoin> join_;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -18,7 +19,7 @@
 #include "trace/packed/unpack.h"
 #include "trace/packed/zstd_streams.h"
 #include "trace/reader/open_error.h"
-#include "trace/reader/trace_file.h"
+#include "trace/reader/opened_trace.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -139,15 +140,26 @@ std::vector<std::string> unpacked_copies_mapped() {
   return inodes;
 }
 
+// How many of this process's descriptors are unpacked traces' memory files.
+int open_unpacked_copies() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    auto target = std::filesystem::read_symlink(entry.path(), error);
+    if (!error && target.string().find("memfd:gpumemtrace-unpacked") != std::string::npos) ++count;
+  }
+  return count;
+}
+
 // A report reads a trace several times (analysis/passes.h): a packed trace opened once is unpacked once, and
-// every reading maps that copy, even after the TraceFile is gone.
+// every reading maps that copy, even after the OpenedTrace is gone.
 TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
   ScratchDir dir;
   TraceBuilder b = one_of_each_type_trace();
   std::string path = write_file(dir / "every.trace", b.bytes());
   packed::pack_file(path, packed::kDefaultLevel);
   Decoded plain = decode_all(b.bytes());
-  auto file = std::make_unique<trace::TraceFile>(path);
+  auto file = std::make_unique<trace::OpenedTrace>(path);
   trace::Reader first(file->map());
   trace::Reader second(file->map());
   file.reset();
@@ -160,6 +172,24 @@ TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
     EXPECT_EQ(reader->status(), Status::Complete) << reader->error();
     EXPECT_EQ(records, plain.records);
   }
+}
+
+// A single reading (Reader(path)) keeps no descriptor of the unpacked copy open: only its mapping holds it.
+TEST(PackedTrace, ASingleReadingHoldsTheUnpackedCopyByItsMappingAlone) {
+  ScratchDir dir;
+  TraceBuilder b = one_of_each_type_trace();
+  std::string path = write_file(dir / "every.trace", b.bytes());
+  packed::pack_file(path, packed::kDefaultLevel);
+  {
+    trace::Reader reader(path);
+    EXPECT_EQ(unpacked_copies_mapped().size(), 1u);
+    EXPECT_EQ(open_unpacked_copies(), 0);
+    std::vector<trace::Record> records;  // their names point into the mapping: compared while it lives
+    while (const trace::Record* r = reader.next()) records.push_back(*r);
+    EXPECT_EQ(reader.status(), Status::Complete) << reader.error();
+    EXPECT_EQ(records, decode_all(b.bytes()).records);
+  }
+  EXPECT_EQ(unpacked_copies_mapped().size(), 0u);
 }
 
 TEST(PackedTrace, TruncatedTraceUnpacksToItsWrittenRecords) {

@@ -16,7 +16,7 @@ class MappedFile {
   // Opens regular files only, and never blocks (a FIFO fails at once with "not a regular file"). Throws
   // OpenError ("cannot open: No such file or directory", ...).
   explicit MappedFile(const std::string& path, Links links = Links::Follow);
-  // A file already open (the unpacked copy of a packed trace, trace_file.h); the descriptor stays the caller's.
+  // A file already open (the unpacked copy of a packed trace, opened_trace.h); the descriptor stays the caller's.
   explicit MappedFile(int descriptor);
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

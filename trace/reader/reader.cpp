@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "trace/packed/packed_format.h"
-#include "trace/reader/trace_file.h"
+#include "trace/reader/opened_trace.h"
 
 namespace gpumemtrace::trace {
 
@@ -97,7 +97,7 @@ class Reader::FieldReader {
   uint64_t sizes_ = 0;
 };
 
-Reader::Reader(const std::string& path) : Reader(TraceFile(path).map()) {}
+Reader::Reader(const std::string& path) : Reader(OpenedTrace::map_once(path)) {}
 
 Reader::Reader(std::unique_ptr<MappedFile> file) : file_(std::move(file)), data_(file_->bytes()) { check_header(); }
 

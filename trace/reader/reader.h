@@ -40,7 +40,7 @@ class Reader {
  public:
   // Maps the file read-only (a packed trace: unpacks it first, into memory).
   explicit Reader(const std::string& path);
-  // Reads a mapping of a TraceFile (trace_file.h): a trace opened once for several readings.
+  // Reads a mapping of an OpenedTrace (opened_trace.h): a trace opened once for several readings.
   explicit Reader(std::unique_ptr<MappedFile> file);
   // Reads bytes the caller keeps alive (tests, fuzzing).
   explicit Reader(std::span<const uint8_t> bytes);

@@ -10,16 +10,20 @@
 
 namespace gpumemtrace::trace {
 
-class TraceFile {
+class OpenedTrace {
  public:
   // Throws OpenError: unreadable, or a packed trace that is damaged or cannot be unpacked.
-  explicit TraceFile(const std::string& path);
-  TraceFile(const TraceFile&) = delete;
-  TraceFile& operator=(const TraceFile&) = delete;
-  ~TraceFile();
+  explicit OpenedTrace(const std::string& path);
+  OpenedTrace(const OpenedTrace&) = delete;
+  OpenedTrace& operator=(const OpenedTrace&) = delete;
+  ~OpenedTrace();
 
-  // A mapping of its own for one reading; it stays valid after the TraceFile is gone.
+  // A mapping of its own for one reading; it stays valid after the OpenedTrace is gone.
   std::unique_ptr<MappedFile> map() const;
+
+  // The mapping for a single reading, without keeping anything open: a plain trace is mapped once, not
+  // once to look at its header and again to read it.
+  static std::unique_ptr<MappedFile> map_once(const std::string& path);
 
  private:
   std::string path_;
