@@ -133,37 +133,13 @@ TEST(TraceWriter, EveryRecordReadsBackExactly) {
   }
 }
 
-// Time steps by whole microseconds, the rest carried to the next step: times exact to the microsecond, and
-// no nanosecond noise in the trace (docs/trace-format.md, "Times").
-TEST(TraceWriter, TimeStepsByWholeMicrosecondsCarryingTheRest) {
-  std::string path = make_temp_dir() + "/steps.trace";
+// The times a reading gives to events written at `at` (ns after the trace's start), one MemInfo each.
+std::vector<uint64_t> times_read_back(const std::string& name, const std::vector<uint64_t>& at) {
+  std::string path = make_temp_dir() + "/" + name;
   writer::TraceWriter writer;
-  ASSERT_TRUE(writer.open(path, sample_process())) << writer.error();
+  EXPECT_TRUE(writer.open(path, sample_process())) << writer.error();
   uint64_t now = writer::monotonic_ns();
   uint64_t start = now - writer.trace_time(now);
-  for (uint64_t at : {1500u, 2600u, 2900u, 4100u}) {
-    writer.set_event_time(start + at);
-    writer.write(trace::MemInfo{{}, 0, at, 0});
-  }
-  writer.end();
-  trace::Reader reader(path);
-  std::vector<uint64_t> times;
-  while (const trace::Record* r = reader.next())
-    if (const auto* info = std::get_if<trace::MemInfo>(r)) times.push_back(info->time_ns);
-  ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
-  EXPECT_EQ(times, (std::vector<uint64_t>{1000, 2000, 2000, 4000}));
-}
-
-// A Time record is written when the clock has moved a microsecond since the last one was written, not at
-// every microsecond boundary the carried time crosses: events 300 ns apart get one per 1.2 us, not per 1 us.
-TEST(TraceWriter, TimeRecordsFollowTheClockNotTheCarriedTime) {
-  std::string path = make_temp_dir() + "/dense.trace";
-  writer::TraceWriter writer;
-  ASSERT_TRUE(writer.open(path, sample_process())) << writer.error();
-  uint64_t now = writer::monotonic_ns();
-  uint64_t start = now - writer.trace_time(now);
-  std::vector<uint64_t> at;
-  for (uint64_t t = 300; t <= 30000; t += 300) at.push_back(t);
   for (uint64_t t : at) {
     writer.set_event_time(start + t);
     writer.write(trace::MemInfo{{}, 0, t, 0});
@@ -173,7 +149,22 @@ TEST(TraceWriter, TimeRecordsFollowTheClockNotTheCarriedTime) {
   std::vector<uint64_t> times;
   while (const trace::Record* r = reader.next())
     if (const auto* info = std::get_if<trace::MemInfo>(r)) times.push_back(info->time_ns);
-  ASSERT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+  EXPECT_EQ(reader.status(), trace::Status::Complete) << reader.error();
+  return times;
+}
+
+// Time steps by whole microseconds, the rest carried to the next step: times in whole microseconds, and
+// no nanosecond noise in the trace (docs/trace-format.md, "Times").
+TEST(TraceWriter, TimeStepsByWholeMicrosecondsCarryingTheRest) {
+  EXPECT_EQ(times_read_back("steps.trace", {1500, 2600, 2900, 4100}), (std::vector<uint64_t>{1000, 2000, 2000, 4000}));
+}
+
+// A Time record is written when the clock has moved a microsecond since the last one was written, not at
+// every microsecond boundary the carried time crosses: events 300 ns apart get one per 1.2 us, not per 1 us.
+TEST(TraceWriter, TimeRecordsFollowTheClockNotTheCarriedTime) {
+  std::vector<uint64_t> at;
+  for (uint64_t t = 300; t <= 30000; t += 300) at.push_back(t);
+  std::vector<uint64_t> times = times_read_back("dense.trace", at);
   // Every Time record moves the time by at least a microsecond: each gives the events after it a new time.
   std::set<uint64_t> moved_to(times.begin(), times.end());
   moved_to.erase(0);
