@@ -58,9 +58,9 @@ void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap, bool p
     fmt::format_to(o, "    {}{}", terminal_text(heap.name), heap.destroyed ? " (freed)" : "");
   else
     fmt::format_to(o, "    heap {} \"{}\"{}", heap.id, terminal_text(heap.name), heap.destroyed ? " (destroyed)" : "");
-  fmt::format_to(o, ": {} reserved, {} allocated in {} blocks (peak {} at {})",
+  fmt::format_to(o, ": {} reserved, {} allocated in {} (peak {} at {})",
                  f.reserved_bytes ? format_size(f.reserved_bytes) : "unknown",
-                 format_size(f.allocated_bytes), f.blocks, format_size(heap.peak_allocated_bytes),
+                 format_size(f.allocated_bytes), counted(f.blocks, "block"), format_size(heap.peak_allocated_bytes),
                  format_time(heap.peak_ns));
   if (heap.destroyed || f.reserved_bytes == 0) {
     fmt::format_to(o, "\n");
@@ -69,8 +69,10 @@ void append_heap(fmt::memory_buffer& out, const report::HeapReport& heap, bool p
   fmt::format_to(o, "\n      internal {}, external {}, largest free block {}, fragmentation {:.2f}\n",
                  format_size(f.internal_bytes), format_size(f.external_bytes), format_size(f.largest_free_bytes),
                  f.fragmentation());
-  fmt::format_to(o, "      allocated over time (the most in each slice of {}): {}\n", format_time(heap.series_window_ns),
-                 sparkline(heap.allocated_windows()));
+  // A long history is drawn in at most a line's width: each character then covers several slices.
+  MostPerSlice series = most_per_slice(heap.allocated_windows(), 60);
+  fmt::format_to(o, "      allocated over time (the most in each slice of {}): {}\n",
+                 format_time(heap.series_window_ns * series.merged), sparkline(series.values));
 }
 
 // The heaps together; for a PyTorch snapshot its segments, in the terms of _memory_viz.py stats.

@@ -14,6 +14,17 @@ std::string sparkline(const std::vector<uint64_t>& values) {
   return out;
 }
 
+MostPerSlice most_per_slice(const std::vector<uint64_t>& maxima, size_t width) {
+  MostPerSlice series;
+  series.merged = std::max<uint64_t>(1, (maxima.size() + width - 1) / width);
+  for (size_t i = 0; i < maxima.size(); i += series.merged) {
+    size_t end = std::min<size_t>(maxima.size(), i + series.merged);
+    series.values.push_back(*std::max_element(maxima.begin() + static_cast<ptrdiff_t>(i),
+                                              maxima.begin() + static_cast<ptrdiff_t>(end)));
+  }
+  return series;
+}
+
 std::string counted(uint64_t count, std::string_view noun) {
   return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }

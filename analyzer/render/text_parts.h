@@ -34,6 +34,13 @@ std::string on_device(std::optional<int32_t> device);
 // "▁▂▄█": each value against the largest (values: not empty).
 std::string sparkline(const std::vector<uint64_t>& values);
 
+// A series of per-slice maxima merged into at most `width` slices of `merged` consecutive ones each.
+struct MostPerSlice {
+  std::vector<uint64_t> values;
+  uint64_t merged = 1;
+};
+MostPerSlice most_per_slice(const std::vector<uint64_t>& maxima, size_t width);
+
 // Every frame on its own line, indented (names escaped: common/terminal_text.h).
 void append_stack_lines(fmt::memory_buffer& out, std::span<const symbolize::Frame> frames, std::string_view indent);
 
