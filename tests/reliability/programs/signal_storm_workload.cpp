@@ -1,11 +1,12 @@
-// SIGALRM at 10 kHz (setitimer, 100 us) for the whole run, with a handler that uses the stack and changes
-// errno, and no SA_RESTART, so interrupted system calls fail with EINTR; meanwhile argv[1] threads make argv[2]
+// SIGALRM at 10 kHz (setitimer, 100 us) for the whole run, with a handler that uses the stack and fails a
+// system call, and no SA_RESTART, so interrupted system calls fail with EINTR; meanwhile argv[1] threads make argv[2]
 // cudaMalloc/cudaFree pairs each.
 //
 // The handler does only what a handler may (async-signal-safe calls). It used to call malloc, and under
 // AddressSanitizer the program hung by itself, without a frame of the tracer: the signal came while the
 // thread held ASan's allocator lock (starting a thread frees memory) and the handler's free waited for it.
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -23,10 +24,12 @@ namespace {
 std::atomic<long> signals{0};
 
 void on_alarm(int) {
-  // A handler that fails a system call and leaves errno changed, as careless ones do: the tracer must not care.
+  // Uses the stack and fails a system call, restoring errno as a handler must (TSan checks that it does).
+  int saved_errno = errno;
   volatile char scratch[512];
   std::memset(const_cast<char*>(scratch), 1, 64 + static_cast<size_t>(signals % 448));
   [[maybe_unused]] ssize_t failed = write(-1, "", 0);
+  errno = saved_errno;
   signals.fetch_add(1, std::memory_order_relaxed);
 }
 }  // namespace
