@@ -109,6 +109,7 @@ int export_main(std::span<const std::string> args) {
   replay::ReplayOptions options;
   options.selection = arguments->selection;
   options.listener = exporter->listener();
+  options.destroyed_heaps_kept = UINT64_MAX;  // an export writes every heap (perfetto: a track each)
   analysis::Analysis analysis;
   try {
     analysis = read_trace(arguments->path, options, arguments->source);

@@ -104,6 +104,12 @@ void write_fragmentation(JsonWriter& json, std::string_view key, const report::F
     json.end_object();
     write_failures(json, device.failures);
     write_heaps(json, device.heaps);
+    // The destroyed heaps past those kept (the highest peaks), which "heaps" does not list.
+    json.begin_object("unlisted_destroyed_heaps");
+    json.number("heaps", device.folded_heaps.heaps);
+    json.number("reserved_bytes", device.folded_heaps.reserved_bytes);
+    json.number("peak_allocated_bytes", device.folded_heaps.peak_allocated_bytes);
+    json.end_object();
     write_heap_totals(json, device.heap_totals);
     json.end_object();
   }

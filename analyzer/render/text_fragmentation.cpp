@@ -94,13 +94,25 @@ void append_heap_totals(fmt::memory_buffer& out, const report::HeapTotals& total
 
 // The heaps worth a line each: all of a few; of many, the live ones with the most free memory, then the
 // largest; destroyed ones, which hold nothing any more, last.
-void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>& heaps, bool pytorch) {
+void append_heaps(fmt::memory_buffer& out, const report::DeviceFragmentation& device, bool pytorch) {
   constexpr size_t kListed = 10;
+  const std::vector<report::HeapReport>& heaps = device.heaps;
+  const replay::FoldedHeaps& folded = device.folded_heaps;
+  std::string_view noun = pytorch ? "segments" : "heaps";
+  // Destroyed heaps past those kept are only counted: say how many, and that --json does not list them.
+  auto folded_line = [&](std::string_view lead) {
+    fmt::format_to(fmt::appender(out), "    {}{} {} {} only counted ({} reserved in all, at most {} allocated in any)",
+                   lead, folded.heaps, pytorch ? "freed" : "destroyed", noun, format_size(folded.reserved_bytes),
+                   format_size(folded.peak_allocated_bytes));
+  };
   if (heaps.size() <= kListed) {
     for (const report::HeapReport& heap : heaps) append_heap(out, heap, pytorch);
+    if (folded.heaps > 0) {
+      folded_line("and ");
+      out.push_back('\n');
+    }
     return;
   }
-  std::string_view noun = pytorch ? "segments" : "heaps";
   std::vector<const report::HeapReport*> listed;
   for (const report::HeapReport& heap : heaps) listed.push_back(&heap);
   std::stable_sort(listed.begin(), listed.end(), [](const report::HeapReport* a, const report::HeapReport* b) {
@@ -111,7 +123,14 @@ void append_heaps(fmt::memory_buffer& out, const std::vector<report::HeapReport>
   listed.resize(kListed);
   fmt::format_to(fmt::appender(out), "    the {} {} with the most free memory:\n", kListed, noun);
   for (const report::HeapReport* heap : listed) append_heap(out, *heap, pytorch);
-  fmt::format_to(fmt::appender(out), "    ... and {} more {} (--json lists them all)\n", heaps.size() - kListed, noun);
+  if (folded.heaps == 0) {
+    fmt::format_to(fmt::appender(out), "    ... and {} more {} (--json lists them all)\n", heaps.size() - kListed, noun);
+    return;
+  }
+  fmt::format_to(fmt::appender(out), "    ... and {} more {}: {} that --json lists, and\n", heaps.size() - kListed + folded.heaps,
+                 noun, heaps.size() - kListed);
+  folded_line("");
+  out.push_back('\n');
 }
 
 }  // namespace
@@ -128,7 +147,7 @@ void append_fragmentation(fmt::memory_buffer& out, const report::FragmentationMo
     fmt::format_to(o, "  {}\n", device_label(device));
     for (const replay::PoolState& pool : device.pools) append_pool(out, pool);
     if (device.heap_totals.heaps > 1) append_heap_totals(out, device.heap_totals, fragmentation.pytorch_segments);
-    append_heaps(out, device.heaps, fragmentation.pytorch_segments);
+    append_heaps(out, device, fragmentation.pytorch_segments);
     if (device.vmm_physical_at_peak > 0 || device.vmm_physical_bytes > 0) {
       fmt::format_to(o, "    VMM at the peak: {} physical, {} of it mapped; at {}: {} physical, {} mapped\n",
                      format_size(device.vmm_physical_at_peak), format_size(device.vmm_mapped_at_peak),

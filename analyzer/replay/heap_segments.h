@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analyzer/replay/address_map.h"
+#include "analyzer/replay/heaps.h"
 #include "trace/reader/records.h"
 
 namespace gpumemtrace::replay {
@@ -36,12 +37,8 @@ struct SegmentMark {
 // allocations (by ordinal: the n-th allocation the replay took, from 1) an earlier used reading took for
 // segments by mistake.
 struct UsedView {
-  struct Place {
-    int32_t device = trace::kNoDevice;
-    trace::MemoryKind kind = trace::MemoryKind::Device;
-  };
   std::vector<SegmentMark> marks;      // in record order
-  std::vector<Place> heaps;            // in the order they were created
+  HeapPlaces heaps;                    // in the order they were created
   std::vector<uint64_t> not_segments;  // sorted
 };
 

@@ -1,6 +1,7 @@
 #include "analyzer/replay/heaps.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace gpumemtrace::replay {
 
@@ -67,27 +68,93 @@ uint64_t HeapTracker::covered(uint64_t address, uint64_t size) const {
   return most;
 }
 
+void HeapPlaces::add(Place place) {
+  if (runs_.empty() || !(runs_.back().place == place)) runs_.push_back({size_, place});
+  ++size_;
+}
+
+HeapPlaces::Place HeapPlaces::operator[](size_t index) const {
+  auto after = std::upper_bound(runs_.begin(), runs_.end(), index, [](size_t i, const Run& run) { return i < run.first; });
+  return std::prev(after)->place;
+}
+
+Heap& HeapTracker::add(uint64_t id, HeapPlaces::Place place) {
+  index_[id] = heaps_.size();  // a reused id names a new heap
+  places_.add(place);
+  Heap& heap = heaps_.emplace_back();
+  heap.id = id;
+  heap.device = place.device;
+  heap.kind = place.kind;
+  return heap;
+}
+
 Heap& HeapTracker::find_or_add(uint64_t id) {
   if (Heap* heap = find(id)) return *heap;
   ++inconsistencies_.unknown_heaps;
-  index_[id] = heaps_.size();
-  Heap& heap = heaps_.emplace_back();
-  heap.id = id;
-  return heap;
+  return add(id, {});
 }
 
 void HeapTracker::on(const trace::HeapCreate& create, trace::MemoryKind kind) {
   if (create.heap == 0) return;
-  index_[create.heap] = heaps_.size();  // a reused id names a new heap
-  Heap& heap = heaps_.emplace_back();
-  heap.id = create.heap;
+  Heap& heap = add(create.heap, {create.device, kind});
   heap.name = create.name;
-  heap.device = create.device;
   heap.base = create.address;
   heap.size = create.size;
-  heap.kind = kind;
   heap.created_ns = create.time_ns;
   if (create.size > 0) live_memory_.emplace(create.address, create.address + create.size);
+}
+
+FoldedHeaps HeapTracker::folded(int32_t device) const {
+  auto it = folded_.find(device);
+  return it == folded_.end() ? FoldedHeaps{} : it->second;
+}
+
+void HeapTracker::fold_destroyed() {
+  // Of each device's destroyed heaps, those past the first `destroyed_kept_` by (peak desc, creation) fold.
+  std::map<int32_t, std::vector<size_t>> destroyed;
+  for (size_t i = 0; i < heaps_.size(); ++i)
+    if (heaps_[i].destroyed) destroyed[heaps_[i].device].push_back(i);
+  std::vector<bool> folding(heaps_.size(), false);
+  bool any = false;
+  for (auto& [device, places] : destroyed) {
+    if (places.size() <= destroyed_kept_) continue;
+    auto kept_end = places.begin() + static_cast<ptrdiff_t>(destroyed_kept_);
+    std::nth_element(places.begin(), kept_end, places.end(), [&](size_t a, size_t b) {
+      if (heaps_[a].peak_allocated_bytes != heaps_[b].peak_allocated_bytes)
+        return heaps_[a].peak_allocated_bytes > heaps_[b].peak_allocated_bytes;
+      return a < b;
+    });
+    FoldedHeaps& folded = folded_[device];
+    for (auto it = kept_end; it != places.end(); ++it) {
+      const Heap& heap = heaps_[*it];
+      folding[*it] = any = true;
+      folded.heaps += 1;
+      folded.reserved_bytes += heap.size;
+      folded.peak_allocated_bytes = std::max(folded.peak_allocated_bytes, heap.peak_allocated_bytes);
+    }
+  }
+  if (any) {
+    std::vector<size_t> moved_to(heaps_.size(), SIZE_MAX);
+    size_t kept = 0;
+    for (size_t i = 0; i < heaps_.size(); ++i) {
+      if (folding[i]) continue;
+      if (kept != i) heaps_[kept] = std::move(heaps_[i]);
+      moved_to[i] = kept++;
+    }
+    heaps_.resize(kept);
+    heaps_.shrink_to_fit();
+    for (auto it = index_.begin(); it != index_.end();) {
+      if (moved_to[it->second] == SIZE_MAX) {
+        it = index_.erase(it);
+      } else {
+        it->second = moved_to[it->second];
+        ++it;
+      }
+    }
+  }
+  destroyed_ = 0;
+  for (const Heap& heap : heaps_) destroyed_ += heap.destroyed;
+  fold_at_ = std::max<size_t>(4096, 2 * destroyed_);
 }
 
 void HeapTracker::free_all(Heap& heap) {
@@ -112,6 +179,11 @@ void HeapTracker::on(const trace::HeapDestroy& destroy) {
     auto [first, last] = live_memory_.equal_range(heap.base);
     auto it = std::find_if(first, last, [&](const auto& range) { return range.second == heap.base + heap.size; });
     if (it != last) live_memory_.erase(it);
+  }
+  if (!heap.destroyed && ++destroyed_ >= fold_at_ && destroyed_kept_ != UINT64_MAX) {
+    heap.destroyed = true;
+    fold_destroyed();  // `heap` may be gone
+    return;
   }
   heap.destroyed = true;
 }

@@ -98,6 +98,35 @@ struct HeapsAtFailure {
   bool known() const { return heaps > 0; }
 };
 
+// Where each heap ever created is, its device and the memory kind of its segments, in the order they were
+// created, kept as runs of equal places: a long PyTorch history has a heap per segment, nearly all in one place.
+class HeapPlaces {
+ public:
+  struct Place {
+    int32_t device = trace::kNoDevice;
+    trace::MemoryKind kind = trace::MemoryKind::Device;
+    bool operator==(const Place&) const = default;
+  };
+  void add(Place place);
+  size_t size() const { return size_; }
+  Place operator[](size_t index) const;  // index < size()
+
+ private:
+  struct Run {
+    size_t first = 0;  // the index of its first heap
+    Place place;
+  };
+  std::vector<Run> runs_;
+  size_t size_ = 0;
+};
+
+// The destroyed heaps of a device that are not kept (HeapTracker's `destroyed_kept`), counted together.
+struct FoldedHeaps {
+  uint64_t heaps = 0;
+  uint64_t reserved_bytes = 0;        // their memory, summed
+  uint64_t peak_allocated_bytes = 0;  // the most any one of them held
+};
+
 // Records that do not add up, counted and otherwise ignored.
 struct HeapInconsistencies {
   uint64_t unknown_heaps = 0;   // a record of a heap never created (kept as a heap of unknown memory)
@@ -106,6 +135,11 @@ struct HeapInconsistencies {
 
 class HeapTracker {
  public:
+  // Keeps every live heap and, of each device's destroyed ones, the `destroyed_kept` with the highest peak
+  // (then the first created); the others are folded into FoldedHeaps, so that memory follows the heaps alive
+  // rather than every segment a long history ever had. Folding happens now and then, and at finish().
+  explicit HeapTracker(uint64_t destroyed_kept = UINT64_MAX) : destroyed_kept_(destroyed_kept) {}
+
   // The timeline window the records that follow are in, and the merge of windows (TimeSlices).
   void at_window(uint32_t window) { window_ = window; }
   void halve(uint32_t window);
@@ -118,8 +152,16 @@ class HeapTracker {
   void on(const trace::SubFreeRequested& free);
   void on(const trace::SubName& name);
 
-  // The heaps in the order they were created (heap 0, the blocks of no heap, is not one of them).
+  // Folds what is left to fold: after it, heaps() holds only what is kept.
+  void finish() { fold_destroyed(); }
+
+  // The heaps kept, in the order they were created (heap 0, the blocks of no heap, is not one of them).
   const std::vector<Heap>& heaps() const { return heaps_; }
+  // Every heap ever created, kept or folded, and where each is.
+  size_t created() const { return places_.size(); }
+  const HeapPlaces& places() const { return places_; }
+  // The destroyed heaps of `device` not kept.
+  FoldedHeaps folded(int32_t device) const;
   const Heap* heap(uint64_t id) const;  // the heap of that id now, or nullptr
   // The most bytes of [address, address + size) in the memory of one live heap (heaps do not overlap).
   uint64_t covered(uint64_t address, uint64_t size) const;
@@ -133,6 +175,8 @@ class HeapTracker {
  private:
   Heap* find(uint64_t id);
   Heap& find_or_add(uint64_t id);
+  Heap& add(uint64_t id, HeapPlaces::Place place);
+  void fold_destroyed();
   // The live block at `address` in heap `heap_id` (0: of no heap), and its heap; nullptr when there is none.
   std::pair<Heap*, HeapBlock*> find_block(uint64_t heap_id, uint64_t address);
   void release(Heap& heap, HeapBlock& block);
@@ -140,7 +184,12 @@ class HeapTracker {
   void free_all(Heap& heap);
 
   std::vector<Heap> heaps_;
-  std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_
+  std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_ (none once folded)
+  HeapPlaces places_;
+  uint64_t destroyed_kept_;
+  size_t destroyed_ = 0;          // destroyed heaps in heaps_
+  size_t fold_at_ = 4096;         // folding happens when destroyed_ reaches it
+  std::map<int32_t, FoldedHeaps> folded_;
   std::unordered_map<uint64_t, HeapBlock> loose_;  // the live blocks of heap 0, by address
   std::multimap<uint64_t, uint64_t> live_memory_;  // the memory of the heaps not destroyed: base -> end
   uint64_t loose_blocks_ = 0;

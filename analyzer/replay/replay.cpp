@@ -15,6 +15,7 @@ size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>(kind); }
 Replay::Replay(ReplayOptions options)
     : options_(options),
       selecting_(!options.selection.selects_everything()),
+      heaps_(options.destroyed_heaps_kept),
       growth_clock_(options.growth_windows),
       timeline_clock_(options.timeline_windows) {
   if (options_.used_view) segments_ahead_.emplace(*options_.used_view);
@@ -414,8 +415,8 @@ void Replay::on_heap_create(const trace::HeapCreate& create) {
   trace::HeapCreate r = create;
   trace::MemoryKind kind = trace::MemoryKind::Device;
   if (segments_ahead_) {  // the first reading found where the heap is
-    size_t index = heaps_.heaps().size();
-    const std::vector<UsedView::Place>& places = options_.used_view->heaps;
+    size_t index = heaps_.created();
+    const HeapPlaces& places = options_.used_view->heaps;
     if (r.heap != 0 && index < places.size()) {
       if (r.device == trace::kNoDevice) r.device = places[index].device;
       kind = places[index].kind;
@@ -507,6 +508,7 @@ void Replay::finish(const trace::Reader& reader) {
   complete_ = reader.status() == trace::Status::Complete;
   end_time_ns_ = std::max(end_time_ns_, std::min(reader.time_ns(), options_.selection.to_ns));
   instances_.finish(end_time_ns_, device_live_bytes());
+  heaps_.finish();
 }
 
 uint64_t Replay::device_live_bytes() const {
@@ -519,7 +521,7 @@ uint64_t Replay::device_live_bytes() const {
 UsedView Replay::used_view() const {
   UsedView view;
   view.marks = segment_marks_.marks();
-  for (const Heap& heap : heaps_.heaps()) view.heaps.push_back({heap.device, heap.kind});
+  view.heaps = heaps_.places();
   return view;
 }
 

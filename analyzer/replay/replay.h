@@ -40,6 +40,9 @@ struct ReplayOptions {
   uint32_t timeline_windows = 512;  // the timeline keeps 512..1024 equal slices per account
   uint32_t failures_with_detail = 1000;  // failures beyond this are counted, without their live set
   uint32_t live_sites_per_failure = 64;  // the largest sites of the live set kept with each failure
+  // Of each device's destroyed heaps, those kept with their figures (the highest peaks); the others are
+  // counted together (heaps.h, FoldedHeaps). Exports that draw every heap keep them all.
+  uint64_t destroyed_heaps_kept = 100;
   EventSelection selection;              // the events taken (all of them by default)
   AllocationListener* listener = nullptr;  // told of every allocation taken, and of its end
   // The used view (heap_segments.h): the blocks of heaps count, the segments that hold them do not. Made

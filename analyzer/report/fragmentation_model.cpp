@@ -42,6 +42,7 @@ void add_heaps(DeviceFragmentation& device, const replay::Replay& replay, int32_
                             heap.allocated_series, clock.window()});
     if (!heap.destroyed) add_to(device.heap_totals, device.heaps.back().end);
   }
+  device.folded_heaps = replay.heaps().folded(device_id);
 }
 
 }  // namespace

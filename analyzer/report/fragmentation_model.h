@@ -76,12 +76,15 @@ struct DeviceFragmentation {
   uint64_t vmm_mapped_at_peak = 0;
   std::vector<FailureFit> failures;  // out-of-memory failures on the device
   std::vector<HeapReport> heaps;     // in the order they were created
+  // The destroyed heaps not in `heaps`: of those, only the ones with the highest peaks are kept
+  // (ReplayOptions::destroyed_heaps_kept), the others counted here.
+  replay::FoldedHeaps folded_heaps;
   HeapTotals heap_totals;
 
   // Whether the trace knows anything of this device's fragmentation.
   bool has_figures() const {
     return !pools.empty() || vmm_physical_at_peak > 0 || vmm_physical_bytes > 0 || !failures.empty() ||
-           !heaps.empty();
+           !heaps.empty() || folded_heaps.heaps > 0;
   }
 };
 

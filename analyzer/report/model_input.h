@@ -51,7 +51,7 @@ class ModelInput {
   SiteFilter filter(bool device_memory_only) const;
 
   View view() const { return view_; }
-  size_t heaps() const { return reserved_replay().heaps().heaps().size(); }
+  size_t heaps() const { return reserved_replay().heaps().created(); }
   // The replay of the view, and of either view.
   const replay::Replay& replay() {
     view_asked_ = true;

@@ -18,7 +18,7 @@ PhasesReport phases_report(ModelInput& input) { return {phases_model(input)}; }
 ViewerReport viewer_report(ModelInput& input) {
   ViewerReport out{summary_report(input), timeline_model(input), phases_model(input), moments_model(input), {}};
   // PyTorch's history, else a program's own heaps: their blocks are the requests (whatif_model.h).
-  if (input.trace().heaps_are_pytorch() || !input.analysis().replay->heaps().heaps().empty()) {
+  if (input.trace().heaps_are_pytorch() || input.analysis().replay->heaps().created() > 0) {
     WhatifRequest request;
     request.explore = true;
     try {

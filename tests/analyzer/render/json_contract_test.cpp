@@ -138,8 +138,10 @@ TEST_F(SummaryJson, GivesEachOutOfMemoryFailureItsVerdictFindingAndRemedy) {
 TEST_F(SummaryJson, SaysWhatTheTraceKnowsOfFragmentation) {
   ASSERT_EQ(json_["fragmentation"].size(), 1u);
   const Json& device = json_["fragmentation"][0];
-  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures", "heaps", "heap_totals"}));
+  EXPECT_EQ(keys_of(device), (std::vector<std::string>{"device", "pools", "vmm", "failures", "heaps",
+                                                       "unlisted_destroyed_heaps", "heap_totals"}));
   EXPECT_EQ(device["heaps"], Json::array());
+  EXPECT_EQ(device["unlisted_destroyed_heaps"], (Json{{"heaps", 0}, {"reserved_bytes", 0}, {"peak_allocated_bytes", 0}}));
   EXPECT_TRUE(device["heap_totals"].is_null());
   EXPECT_EQ(device["device"], 0);
   EXPECT_EQ(device["pools"], Json::array());

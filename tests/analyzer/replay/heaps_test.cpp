@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <set>
+
 namespace gpumemtrace::test {
 namespace {
 
@@ -219,6 +222,109 @@ TEST(HeapBlockNames, StayWithTheLiveBlock) {
   EXPECT_EQ(heaps.block(0, 0x30000000)->name, "loose");
   EXPECT_EQ(heaps.block(1, kBase + 4096), nullptr);
   EXPECT_EQ(heaps.inconsistencies().unknown_blocks, 1u);
+}
+
+// Heap `id` on device 0 at `base`, 1 MiB, that held `peak` bytes and was destroyed.
+void destroyed_heap(replay::HeapTracker& heaps, uint64_t id, uint64_t base, uint64_t peak) {
+  heaps.on(trace::HeapCreate{{}, id, 0, base, kMiB, "gone"});
+  heaps.on(trace::SubAlloc{{}, id, base, peak, 0, 1});
+  heaps.on(trace::HeapDestroy{{}, id});
+}
+
+std::vector<uint64_t> peaks_kept(const replay::HeapTracker& heaps) {
+  std::vector<uint64_t> peaks;
+  for (const replay::Heap& heap : heaps.heaps()) peaks.push_back(heap.peak_allocated_bytes);
+  return peaks;
+}
+
+// Of a device's destroyed heaps the tracker keeps those with the highest peaks, in the order they were
+// created, and counts the others; live heaps are always kept, and every heap created keeps its place.
+TEST(HeapFolding, KeepsTheDestroyedHeapsWithTheHighestPeaksAndCountsTheRest) {
+  replay::HeapTracker heaps(3);
+  const uint64_t peaks[] = {5, 9, 1, 7, 10, 2, 8, 3, 6, 4};
+  heaps.on(trace::HeapCreate{{}, 1, 0, kBase, 2 * kMiB, "live"});
+  heaps.on(trace::SubAlloc{{}, 1, kBase, 100, 0, 1});
+  for (uint64_t i = 0; i < 10; ++i) destroyed_heap(heaps, 100 + i, 0x40000000 + i * kMiB, peaks[i] * 1024);
+  heaps.on(trace::HeapCreate{{}, 2, 1, 0x80000000, kMiB, "other device"}, trace::MemoryKind::Managed);
+  heaps.on(trace::HeapDestroy{{}, 2});
+  heaps.finish();
+  EXPECT_EQ(peaks_kept(heaps), (std::vector<uint64_t>{100, 9 * 1024, 10 * 1024, 8 * 1024, 0}));
+  replay::FoldedHeaps folded = heaps.folded(0);
+  EXPECT_EQ(folded.heaps, 7u);
+  EXPECT_EQ(folded.reserved_bytes, 7 * kMiB);
+  EXPECT_EQ(folded.peak_allocated_bytes, 7 * 1024u);
+  EXPECT_EQ(heaps.folded(1).heaps, 0u) << "one destroyed heap on device 1: kept";
+  EXPECT_EQ(heaps.created(), 12u);
+  EXPECT_EQ(heaps.places()[0].device, 0);
+  EXPECT_EQ(heaps.places()[10].device, 0);
+  EXPECT_EQ(heaps.places()[11].device, 1);
+  EXPECT_EQ(heaps.places()[11].kind, trace::MemoryKind::Managed);
+  EXPECT_EQ(heaps.heap(100), nullptr) << "folded";
+  ASSERT_NE(heaps.heap(101), nullptr);
+  EXPECT_TRUE(heaps.heap(101)->destroyed);
+  // A folded heap's id names a new heap when created again.
+  heaps.on(trace::HeapCreate{{}, 100, 0, 0x40000000, kMiB, "again"});
+  ASSERT_NE(heaps.heap(100), nullptr);
+  EXPECT_EQ(heaps.heap(100)->name, "again");
+  EXPECT_EQ(heaps.inconsistencies().unknown_heaps, 0u);
+}
+
+// Folding happens while the replay goes on, so that memory follows the heaps alive; the result is the same
+// as folding once at the end.
+TEST(HeapFolding, ALongHistoryIsFoldedAsItGoes) {
+  replay::HeapTracker heaps(100);
+  size_t most_held = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    destroyed_heap(heaps, 1000 + i, 0x40000000 + i * kMiB, (i * 7919) % 20000 + 1);
+    most_held = std::max(most_held, heaps.heaps().size());
+  }
+  EXPECT_LE(most_held, 4096u);
+  heaps.finish();
+  std::vector<uint64_t> kept = peaks_kept(heaps);
+  ASSERT_EQ(kept.size(), 100u);
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept.front(), 19901u);
+  EXPECT_EQ(kept.back(), 20000u);
+  EXPECT_EQ(heaps.folded(0).heaps, 19900u);
+  EXPECT_EQ(heaps.folded(0).peak_allocated_bytes, 19900u);
+  EXPECT_EQ(heaps.created(), 20000u);
+}
+
+// The reports list what is kept and say what was only counted; an export keeps every heap.
+TEST(HeapFolding, TheReportsSayWhatWasOnlyCountedAndExportsKeepEveryHeap) {
+  TraceBuilder b;
+  b.thread_new(1, 1, "main").stack_node(0, 0xA000);
+  b.alloc(Api::cudaMalloc, 0, 0x40000000, 103 * kMiB, 1, 1000);
+  for (uint64_t i = 0; i < 103; ++i) {
+    uint64_t base = 0x40000000 + i * kMiB;
+    b.event(trace::HeapCreate{{}, 100 + i, 0, base, kMiB, "h" + std::to_string(i)}, 1000);
+    b.event(trace::SubAlloc{{}, 100 + i, base, (i + 1) * 1024, 0, 1}, 1000);
+    b.event(trace::HeapDestroy{{}, 100 + i}, 1000);
+  }
+  b.end(3 * 103 + 1, 1000);
+  ScratchDir scratch;
+  std::string path = write_file(scratch / "many.trace", b.bytes());
+  ProcessResult text = run_gpumemtrace({"fragmentation", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("    ... and 93 more heaps: 90 that --json lists, and\n"
+                          "    3 destroyed heaps only counted (3.00 MiB reserved in all, at most 3.00 KiB allocated in any)\n"),
+            std::string::npos)
+      << text.out;
+  ProcessResult json = run_gpumemtrace({"fragmentation", "--json", path});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json device = nlohmann::json::parse(json.out)["devices"].at(0);
+  EXPECT_EQ(device["heaps"].size(), 100u);
+  EXPECT_EQ(device["heaps"].at(0)["name"], "h3");
+  EXPECT_EQ(device["unlisted_destroyed_heaps"],
+            (nlohmann::json{{"heaps", 3}, {"reserved_bytes", 3 * kMiB}, {"peak_allocated_bytes", 3 * 1024}}));
+  std::string exported = scratch / "many.json";
+  ProcessResult perfetto = run_gpumemtrace({"export", "--format", "perfetto", "-o", exported, path});
+  ASSERT_EQ(perfetto.exit_code, 0) << perfetto.err;
+  std::set<std::string> tracks;
+  nlohmann::json trace = nlohmann::json::parse(read_file(exported));
+  for (const auto& event : trace["traceEvents"])
+    if (event.value("ph", "") == "C" && event.value("name", "").rfind("heap ", 0) == 0) tracks.insert(event["name"]);
+  EXPECT_EQ(tracks.size(), 103u);
 }
 
 }  // namespace
