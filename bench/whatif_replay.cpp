@@ -23,7 +23,7 @@ pytorch::Snapshot generated_history(uint64_t wanted) {
   allocator_model::Settings settings;
   allocator_model::Allocator model(settings);
   pytorch::Snapshot snapshot;
-  std::vector<pytorch::SnapshotEntry>& entries = snapshot.device_traces.emplace_back();
+  pytorch::EntryArray<pytorch::SnapshotEntry>& entries = snapshot.device_traces.emplace_back();
   entries.reserve(wanted + 16);
   std::mt19937_64 random(24);
   std::lognormal_distribution<double> size_of(11.0, 3.0);  // median 60 KiB, a long tail into MiBs

@@ -424,6 +424,7 @@ class PickleMachine {
     }
     memo_log_.resize(mark.memo_log_at);
     sink_->renumber(first, number);
+    sink_->read_to(pos_);
   }
 
   Pickle& out_;

@@ -61,6 +61,9 @@ class PickleListSink {
   // The values from `first` on were renumbered (`renumbered[id - first]`) after the items taken since the
   // last call: the ids it kept from them change so.
   virtual void renumber(Id first, std::span<const Id> renumbered) = 0;
+  // The pickle is read up to byte `offset`, told after each batch of items taken: a reader of a mapped file
+  // may let go of the pages behind it.
+  virtual void read_to(uint64_t /*offset*/) {}
 };
 
 class Pickle {

@@ -155,7 +155,8 @@ class SnapshotReader::Walk {
   std::vector<std::variant<std::string_view, size_t>> path_;
 };
 
-SnapshotReader::SnapshotReader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+SnapshotReader::SnapshotReader(std::span<const uint8_t> bytes, ReadTo read_to)
+    : bytes_(bytes), read_to_(std::move(read_to)) {}
 SnapshotReader::SnapshotReader(const Pickle& pickle) : pickle_(&pickle), whole_(true) {}
 
 namespace {
@@ -324,9 +325,13 @@ class SnapshotReader::HistoryStream : public PickleListSink {
     }
   }
 
+  void read_to(uint64_t offset) override {
+    if (reader_.read_to_) reader_.read_to_(offset);
+  }
+
   // The entries of a list it took, once.
   bool took(Id list) const { return taken_.contains(list); }
-  std::vector<SnapshotEntry> release(Id list) {
+  EntryArray<SnapshotEntry> release(Id list) {
     Taken& taken = taken_.at(list);
     if (taken.released) throw NotStreamed{};  // device_traces holds the list twice
     taken.released = true;
@@ -339,7 +344,7 @@ class SnapshotReader::HistoryStream : public PickleListSink {
 
  private:
   struct Taken {
-    std::vector<SnapshotEntry> entries;
+    EntryArray<SnapshotEntry> entries;
     size_t settled = 0;  // entries whose frames are renumbered
     bool released = false;
   };
@@ -408,7 +413,7 @@ Snapshot SnapshotReader::read(HistoryStream* stream) {
   std::span<const Id> devices = walk.list(*traces);
   for (size_t device = 0; device < devices.size(); ++device) {
     Walk::Step item(walk, device);
-    std::vector<SnapshotEntry>& entries = snapshot.device_traces.emplace_back();
+    EntryArray<SnapshotEntry>& entries = snapshot.device_traces.emplace_back();
     std::span<const Id> items = walk.list(devices[device]);
     if (stream && stream->took(devices[device])) {
       if (!items.empty()) throw NotStreamed{};  // also appended to as no history list is

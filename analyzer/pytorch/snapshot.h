@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/pytorch/entry_array.h"
 #include "analyzer/pytorch/pickle_reader.h"
 #include "analyzer/pytorch/snapshot_schema.h"
 
@@ -61,14 +63,33 @@ struct SnapshotSegment {
   std::vector<SnapshotBlock> blocks;
 };
 
+// A wall-clock time in µs that an entry may lack, in 8 bytes where std::optional takes 16 (a history has
+// millions of entries): UINT64_MAX, a time no clock gives, stands for none.
+class EntryTime {
+ public:
+  EntryTime() = default;
+  EntryTime(std::nullopt_t) {}
+  EntryTime(uint64_t us) : us_(us) {}
+  bool has_value() const { return us_ != kNone; }
+  explicit operator bool() const { return has_value(); }
+  uint64_t operator*() const { return us_; }
+  uint64_t value_or(uint64_t other) const { return has_value() ? us_ : other; }
+  bool operator==(const EntryTime&) const = default;
+
+ private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t us_ = kNone;
+};
+
+// 64 bytes: the history is held whole while it is made into a trace.
 struct SnapshotEntry {
   schema::Action action{};
+  FramesId frames = kNoFrames;
   uint64_t address = 0;      // "addr"; 0 for oom and snapshot
   uint64_t size = 0;         // requested bytes for alloc and free_*, the segment's bytes for segment_*
   uint64_t device_free = 0;  // oom: the free bytes CUDA reported
   uint64_t stream = 0;
-  std::optional<uint64_t> time_us;  // wall clock, µs since the epoch, when recorded
-  FramesId frames = kNoFrames;
+  EntryTime time_us;         // wall clock, µs since the epoch, when recorded
   std::string_view user_metadata;
 
   // The same event, as two snapshots of one process's ring buffer have it, but for the time (same_time): their
@@ -87,6 +108,7 @@ struct SnapshotEntry {
     return (a > b ? a - b : b - a) <= kCalibrationSkewUs;
   }
 };
+static_assert(sizeof(SnapshotEntry) == 64);
 
 // The allocator's settings as the snapshot repeats them (allocator_settings), each when present in a form this
 // reader knows: what a replay of the history needs to run under the recorded settings.
@@ -102,15 +124,18 @@ struct AllocatorSettings {
 struct Snapshot {
   bool legacy = false;  // a bare list of segments, or blocks with "history" instead of "frames"
   std::vector<SnapshotSegment> segments;
-  std::vector<std::vector<SnapshotEntry>> device_traces;  // by device
+  std::vector<EntryArray<SnapshotEntry>> device_traces;  // by device
   uint64_t unknown_actions = 0;                           // entries of an action this reader does not know (skipped)
   std::optional<AllocatorSettings> settings;              // allocator_settings, when the snapshot has them
 };
 
 class SnapshotReader {
  public:
+  // Told, while the history streams, how far the pickle is read: the bytes before it are not needed until
+  // the frames are read again (a mapped file may drop their pages, to be read again from the file).
+  using ReadTo = std::function<void(uint64_t offset)>;
   // The snapshot in `bytes`, which must outlive the reader; read() streams its history.
-  explicit SnapshotReader(std::span<const uint8_t> bytes);
+  explicit SnapshotReader(std::span<const uint8_t> bytes, ReadTo read_to = {});
   // A pickle read whole, which must outlive the reader.
   explicit SnapshotReader(const Pickle& pickle);
 
@@ -129,6 +154,7 @@ class SnapshotReader {
   Snapshot read_streamed();
 
   std::span<const uint8_t> bytes_;  // when the reader reads the pickle itself
+  ReadTo read_to_;
   std::unique_ptr<Pickle> own_;
   const Pickle* pickle_ = nullptr;
   bool whole_ = false;  // given a pickle read whole

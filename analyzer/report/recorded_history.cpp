@@ -110,7 +110,7 @@ std::optional<uint64_t> RecordedHistory::time_of(const pytorch::SnapshotEntry* e
 
 std::vector<std::string> RecordedHistory::stack_of(const pytorch::SnapshotEntry* entry) const {
   for (const sources::join::LoadedSnapshot& s : loaded_)
-    for (const std::vector<pytorch::SnapshotEntry>& trace : s.snapshot.device_traces) {
+    for (const pytorch::EntryArray<pytorch::SnapshotEntry>& trace : s.snapshot.device_traces) {
       if (trace.empty() || entry < trace.data() || entry >= trace.data() + trace.size()) continue;
       if (entry->frames == pytorch::kNoFrames) return {};
       std::vector<symbolize::Frame> frames;

@@ -4,6 +4,8 @@
 #include "analyzer/pytorch/snapshot.h"
 #include "trace/reader/mapped_file.h"
 
+#include <system_error>
+
 namespace gpumemtrace::sources {
 
 namespace {
@@ -13,13 +15,6 @@ bool starts_as_pickle(const std::string& path) {
   trace::MappedFile file(path);
   return file.bytes().size() >= 2 && pytorch::looks_like_pickle(file.bytes().first(2));
 }
-
-// A reader with the bytes it reads.
-struct BufferReader {
-  explicit BufferReader(std::shared_ptr<const std::vector<uint8_t>> trace) : bytes(std::move(trace)), reader(*bytes) {}
-  std::shared_ptr<const std::vector<uint8_t>> bytes;
-  trace::Reader reader;
-};
 
 }  // namespace
 
@@ -31,13 +26,17 @@ TraceSource::TraceSource(const std::string& path) {
   }
   trace::MappedFile file(path);
   try {
-    pytorch::SnapshotTrace trace = pytorch::snapshot_trace(file.bytes());
-    converted_ = std::make_shared<const std::vector<uint8_t>>(std::move(trace.bytes));
+    // The pickle's pages are let go of behind the reading: a file of a GB is not held whole.
+    pytorch::SnapshotTrace trace =
+        pytorch::snapshot_trace(file.bytes(), [&file](uint64_t offset) { file.release_before(offset); });
+    file_ = std::move(trace.trace);
     snapshot_ = trace.info;
   } catch (const pytorch::PickleError& error) {
     throw trace::OpenError(std::string("not a PyTorch memory snapshot: ") + error.what());
   } catch (const pytorch::SnapshotError& error) {
     throw trace::OpenError(error.what());
+  } catch (const std::system_error& error) {
+    throw trace::OpenError(std::string("cannot hold the snapshot's trace: ") + error.what());
   }
 }
 
@@ -46,10 +45,6 @@ SourceRecords TraceSource::records(uint64_t limit) const {
   return SourceRecords(reader(), limit, join_->records, join_->positions);
 }
 
-std::shared_ptr<trace::Reader> TraceSource::reader() const {
-  if (file_) return std::make_shared<trace::Reader>(file_->map());
-  auto held = std::make_shared<BufferReader>(converted_);
-  return std::shared_ptr<trace::Reader>(held, &held->reader);
-}
+std::shared_ptr<trace::Reader> TraceSource::reader() const { return std::make_shared<trace::Reader>(file_->map()); }
 
 }  // namespace gpumemtrace::sources

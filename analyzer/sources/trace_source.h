@@ -37,8 +37,8 @@ class TraceSource {
   const std::optional<SnapshotJoin>& joined() const { return join_; }
 
  private:
-  std::shared_ptr<const trace::OpenedTrace> file_;           // a trace file: opened (a packed one unpacked) once
-  std::shared_ptr<const std::vector<uint8_t>> converted_;  // the snapshot's trace
+  // The trace: a trace file opened (a packed one unpacked) once, or the trace a snapshot was made into.
+  std::shared_ptr<const trace::OpenedTrace> file_;
   std::optional<pytorch::SnapshotInfo> snapshot_;
   std::optional<SnapshotJoin> join_;
 };

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpumemtrace;
   try {
     pytorch::SnapshotTrace snapshot = pytorch::snapshot_trace(std::span<const uint8_t>(data, size));
-    trace::Reader reader(snapshot.bytes);
+    trace::Reader reader(snapshot.trace->map());
     replay::Replay replay;
     while (const trace::Record* record = reader.next()) replay.on_record(*record, reader);
     replay.finish(reader);

@@ -1,6 +1,6 @@
-// A trace file opened once for any number of readings. A packed trace (trace/packed) is unpacked here, once,
-// into a memory file holding the version-1 trace it was made from, and every reading maps that copy; any
-// other trace is mapped afresh by each reading.
+// A trace opened once for any number of readings. A packed trace (trace/packed) is unpacked here, once,
+// into a memory file holding the version-1 trace it was made from, and every reading maps that copy; a trace
+// made in memory comes as such a memory file; any other trace is mapped afresh by each reading.
 #pragma once
 
 #include <memory>
@@ -14,6 +14,8 @@ class OpenedTrace {
  public:
   // Throws OpenError: unreadable, or a packed trace that is damaged or cannot be unpacked.
   explicit OpenedTrace(const std::string& path);
+  // A memory file (memfd) holding a version-1 trace made in memory (a snapshot's), adopted: closed with this.
+  explicit OpenedTrace(int memory_file) : unpacked_(memory_file) {}
   OpenedTrace(const OpenedTrace&) = delete;
   OpenedTrace& operator=(const OpenedTrace&) = delete;
   ~OpenedTrace();
@@ -27,7 +29,7 @@ class OpenedTrace {
 
  private:
   std::string path_;
-  int unpacked_ = -1;  // the memory file of a packed trace
+  int unpacked_ = -1;  // the memory file: a packed trace unpacked, or a trace made in memory
 };
 
 }  // namespace gpumemtrace::trace

@@ -15,8 +15,6 @@ namespace gpumemtrace::writer {
 
 class TraceBuffer {
  public:
-  TraceBuffer() : bytes_(format::kHeaderSize) { format::put_header(bytes_.data()); }
-
   // Writes one record. An event earlier than the one before it happens at that one's time.
   template <typename R>
   void write(const R& record) {
@@ -28,13 +26,34 @@ class TraceBuffer {
     }
     encoder_.put(out_, record);
     if constexpr (trace::kIsEvent<R>) ++events_;
+    if (memory_file_ >= 0 && bytes_.size() >= kSpillBytes) spill();
   }
 
   uint64_t events() const { return events_; }
   std::vector<uint8_t> take() { return std::move(bytes_); }
 
+  // From now on the records go on to a memory file (memfd) a MiB at a time instead of staying in this
+  // process's memory: the trace of a snapshot with millions of entries. Throws std::system_error.
+  void spill_to_memory_file();
+  // The memory file with every record written, the descriptor the caller's. Throws std::system_error.
+  int take_memory_file();
+
+  TraceBuffer() = default;
+  TraceBuffer(const TraceBuffer&) = delete;
+  TraceBuffer& operator=(const TraceBuffer&) = delete;
+  ~TraceBuffer();
+
  private:
-  std::vector<uint8_t> bytes_;
+  static constexpr size_t kSpillBytes = size_t{1} << 20;
+  void spill();
+
+  std::vector<uint8_t> bytes_ = header();
+  int memory_file_ = -1;
+  static std::vector<uint8_t> header() {
+    std::vector<uint8_t> bytes(format::kHeaderSize);
+    format::put_header(bytes.data());
+    return bytes;
+  }
   VectorOutput out_{bytes_};
   RecordEncoder encoder_;
   uint64_t time_ns_ = 0;

@@ -72,7 +72,7 @@ JoinedHistory join_histories(std::span<const TakenSnapshot> snapshots) {
     const Snapshot& snapshot = *taken.snapshot;
     SnapshotPart& part = out.parts[s];
     bool timed = true;
-    for (const std::vector<SnapshotEntry>& trace : snapshot.device_traces)
+    for (const EntryArray<SnapshotEntry>& trace : snapshot.device_traces)
       for (const SnapshotEntry& entry : trace)
         if (is_memory_entry(entry)) {
           ++part.entries;

@@ -17,13 +17,6 @@ using schema::Action;
 // time are one µs apart (their order only).
 constexpr uint64_t kStepNs = 1000;
 
-// One trace entry of one device, at its time in the trace.
-struct Step {
-  uint64_t time_ns = 0;
-  int32_t device = 0;
-  size_t index = 0;
-};
-
 class Converter {
  public:
   Converter(SnapshotReader& reader, const Snapshot& snapshot) : reader_(reader), snapshot_(snapshot) {}
@@ -42,7 +35,8 @@ class Converter {
     for (size_t device = 0; device < snapshot_.device_traces.size(); ++device)
       if (!snapshot_.device_traces[device].empty()) devices.insert(static_cast<int32_t>(device));
 
-    std::vector<Step> steps = timeline(info);
+    std::optional<uint64_t> first_us = time_entries(info);
+    writer_.buffer().spill_to_memory_file();
     writer_.buffer().write(trace::Process{0, 0, info.trace_start_wall_ns, 0, -1, {}, {}, {}});
     // The state when recording began, device by device; then the entries in time order.
     std::map<int32_t, std::vector<uint64_t>> reserved;
@@ -51,10 +45,10 @@ class Converter {
       reserved[device] = undo_entries(state, entries(device), info.inconsistencies);
       writer_.set_state(device, state, reader_, 0, info.inconsistencies);
     }
-    for (const Step& step : steps)
-      writer_.forward(step.device, entries(step.device)[step.index], reserved[step.device][step.index], reader_,
-                      step.time_ns, info.inconsistencies);
-    out.bytes = writer_.take();
+    each_in_time_order(first_us, [&](uint64_t time_ns, int32_t device, size_t index) {
+      writer_.forward(device, entries(device)[index], reserved[device][index], reader_, time_ns, info.inconsistencies);
+    });
+    out.trace = std::make_shared<const trace::OpenedTrace>(writer_.buffer().take_memory_file());
     return out;
   }
 
@@ -64,42 +58,63 @@ class Converter {
     return snapshot_.device_traces[static_cast<size_t>(device)];
   }
 
-  // Every memory entry of every device at its time in the trace: one µs after the start plus the time since
-  // the first entry's wall-clock time (never earlier than the entry before it on its device), or one µs
-  // apart when there are no times.
-  std::vector<Step> timeline(SnapshotInfo& info) const {
+  // Counts the memory entries and finds the first and last entry's wall-clock time; returns the first.
+  std::optional<uint64_t> time_entries(SnapshotInfo& info) const {
     std::optional<uint64_t> first_us;
     uint64_t last_us = 0;
-    for (const std::vector<SnapshotEntry>& trace : snapshot_.device_traces)
-      for (const SnapshotEntry& entry : trace)
+    for (const EntryArray<SnapshotEntry>& trace : snapshot_.device_traces)
+      for (const SnapshotEntry& entry : trace) {
+        if (entry.action != Action::Snapshot) ++info.history_entries;
         if (entry.time_us) {
           first_us = std::min(first_us.value_or(UINT64_MAX), *entry.time_us);
           last_us = std::max(last_us, *entry.time_us);
         }
-    std::vector<Step> steps;
-    for (size_t device = 0; device < snapshot_.device_traces.size(); ++device) {
-      uint64_t time_ns = 0;
-      const std::vector<SnapshotEntry>& trace = snapshot_.device_traces[device];
-      for (size_t i = 0; i < trace.size(); ++i) {
-        if (trace[i].action == Action::Snapshot) continue;
-        ++info.history_entries;
-        if (!first_us)
-          time_ns = (i + 1) * kStepNs;
-        else if (trace[i].time_us)
-          time_ns = std::max(time_ns, kStepNs + (*trace[i].time_us - *first_us) * 1000);
-        else
-          time_ns = std::max(time_ns, kStepNs);
-        steps.push_back({time_ns, static_cast<int32_t>(device), i});
       }
-    }
-    std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.time_ns < b.time_ns; });
     if (first_us) {
       info.history_timed = true;
       info.history_start_wall_ns = *first_us * 1000;
       info.history_end_wall_ns = last_us * 1000;
       info.trace_start_wall_ns = info.history_start_wall_ns - kStepNs;
     }
-    return steps;
+    return first_us;
+  }
+
+  // Every memory entry of every device at its time in the trace, in time order (entries of one time in
+  // device order): one µs after the start plus the time since the first entry's wall-clock time (never
+  // earlier than the entry before it on its device), or one µs apart when there are no times. The entries
+  // of a single device are in time order already; those of several are sorted.
+  template <typename Step>
+  void each_in_time_order(std::optional<uint64_t> first_us, Step step) const {
+    auto device_times = [&](size_t device, auto at) {
+      uint64_t time_ns = 0;
+      const EntryArray<SnapshotEntry>& trace = snapshot_.device_traces[device];
+      for (size_t i = 0; i < trace.size(); ++i) {
+        if (trace[i].action == Action::Snapshot) continue;
+        if (!first_us)
+          time_ns = (i + 1) * kStepNs;
+        else if (trace[i].time_us)
+          time_ns = std::max(time_ns, kStepNs + (*trace[i].time_us - *first_us) * 1000);
+        else
+          time_ns = std::max(time_ns, kStepNs);
+        at(time_ns, static_cast<int32_t>(device), i);
+      }
+    };
+    size_t with_entries = 0;
+    for (const EntryArray<SnapshotEntry>& trace : snapshot_.device_traces) with_entries += !trace.empty();
+    if (with_entries <= 1) {
+      for (size_t device = 0; device < snapshot_.device_traces.size(); ++device) device_times(device, step);
+      return;
+    }
+    struct Timed {
+      uint64_t time_ns = 0;
+      int32_t device = 0;
+      size_t index = 0;
+    };
+    std::vector<Timed> timed;
+    for (size_t device = 0; device < snapshot_.device_traces.size(); ++device)
+      device_times(device, [&](uint64_t time_ns, int32_t d, size_t i) { timed.push_back({time_ns, d, i}); });
+    std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.time_ns < b.time_ns; });
+    for (const Timed& t : timed) step(t.time_ns, t.device, t.index);
   }
 
   SnapshotReader& reader_;
@@ -109,8 +124,8 @@ class Converter {
 
 }  // namespace
 
-SnapshotTrace snapshot_trace(std::span<const uint8_t> bytes) {
-  SnapshotReader reader(bytes);
+SnapshotTrace snapshot_trace(std::span<const uint8_t> bytes, std::function<void(uint64_t offset)> read_to) {
+  SnapshotReader reader(bytes, std::move(read_to));
   Snapshot snapshot = reader.read();
   return Converter(reader, snapshot).run();
 }

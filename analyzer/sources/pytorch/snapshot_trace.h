@@ -8,9 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
+
+#include "trace/reader/opened_trace.h"
 
 namespace gpumemtrace::pytorch {
 
@@ -39,11 +43,15 @@ struct SnapshotInfo {
 };
 
 struct SnapshotTrace {
-  std::vector<uint8_t> bytes;  // a trace (trace_format.h), without End: it stops when the snapshot was taken
+  // A trace (trace_format.h), without End: it stops when the snapshot was taken. It is held in a memory file,
+  // not in this process's memory, and each reading maps it: a history of millions of entries makes a trace of
+  // hundreds of MiB.
+  std::shared_ptr<const trace::OpenedTrace> trace;
   SnapshotInfo info;
 };
 
-// Throws PickleError (not plain data), SnapshotError (not a snapshot).
-SnapshotTrace snapshot_trace(std::span<const uint8_t> pickle);
+// Throws PickleError (not plain data), SnapshotError (not a snapshot), std::system_error (no memory file).
+// `read_to`: SnapshotReader's (the pickle's pages behind it may go).
+SnapshotTrace snapshot_trace(std::span<const uint8_t> pickle, std::function<void(uint64_t offset)> read_to = {});
 
 }  // namespace gpumemtrace::pytorch

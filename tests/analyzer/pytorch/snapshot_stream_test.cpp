@@ -6,6 +6,8 @@
 // corpus.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <string>
 #include <fmt/format.h>
@@ -208,6 +210,26 @@ TEST(SnapshotStream, PythonPicklesOfEveryProtocolReadAsWhole) {
   expect_streamed_as_whole(python_pickle(snapshot + "v['device_traces'] = [entries[1]]\nv['other'] = entries", 4), 3);
   expect_streamed_as_whole(python_pickle(snapshot + "v['device_traces'] = [entries[0], entries[0]]", 4), 2 * 1950);
   expect_streamed_as_whole(python_pickle(snapshot + "entries[0][5]['size'] = -1", 4));
+}
+
+// While the history streams, the reader says after each batch of entries how far it has read, so that the
+// pages of a mapped pickle behind it can go (sources/trace_source.cpp): 2600 entries, three batches.
+TEST(SnapshotStream, TheReaderSaysHowFarItHasReadAfterEachBatch) {
+  std::vector<uint8_t> bytes = python_pickle(
+      "v = {'segments': [], 'device_traces': [[{'action': 'alloc', 'addr': 512 * i, 'size': 512, 'stream': 0,\n"
+      "                                         'time_us': 1000 + i} for i in range(2600)]]}\n",
+      4);
+  std::vector<uint64_t> offsets;
+  pytorch::SnapshotReader reader(bytes, [&](uint64_t offset) { offsets.push_back(offset); });
+  pytorch::Snapshot snapshot = reader.read();
+  ASSERT_EQ(snapshot.device_traces.size(), 1u);
+  EXPECT_EQ(snapshot.device_traces[0].size(), 2600u);
+  EXPECT_EQ(*snapshot.device_traces[0].back().time_us, 3599u);
+  ASSERT_EQ(offsets.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(offsets.begin(), offsets.end()));
+  EXPECT_GT(offsets.front(), 0u);
+  EXPECT_LT(offsets.back(), bytes.size());
+  EXPECT_GT(offsets.back(), bytes.size() * 9 / 10) << "the last batch ends near the end of the pickle";
 }
 
 TEST(SnapshotStream, TheFuzzCorpusReadsAsWhole) {
