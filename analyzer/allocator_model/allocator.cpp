@@ -53,6 +53,7 @@ Allocator::Allocator(Settings settings, SegmentPlacement placement)
     : settings_(settings), placement_(std::move(placement)) {
   for (Pool* pool : {&small_, &large_}) {
     pool->blocks = std::set<BlockId, BySize>(BySize{&blocks_});
+    pool->releasable = std::set<BlockId, BySize>(BySize{&blocks_});
     pool->unmapped = std::set<BlockId, ByAddress>(ByAddress{&blocks_});
   }
   small_.small = true;
@@ -91,6 +92,22 @@ void Allocator::cache(BlockId id) {
   Pool& pool = pool_of(blocks_[id].small);
   blocks_[id].gc_base = pool.get_free_block_calls;
   pool.blocks.insert(id);
+  if (releasable(id)) pool.releasable.insert(id);
+}
+
+// What release_blocks does something with: a whole segment, or an expandable segment's block holding a whole
+// page (unmap_block unmaps nothing of one that does not).
+bool Allocator::releasable(BlockId id) const {
+  const Block& block = blocks_[id];
+  if (block.expandable < 0) return !block.split();
+  const Expandable& segment = expandables_[static_cast<size_t>(block.expandable)];
+  uint64_t offset = block.address - segment.base;
+  return (offset + segment.page - 1) / segment.page < (offset + block.size) / segment.page;
+}
+
+void Allocator::uncache(Pool& pool, BlockId id) {
+  pool.blocks.erase(id);
+  pool.releasable.erase(id);
 }
 
 bool Allocator::allocatable(BlockId id) const {
@@ -153,7 +170,7 @@ std::optional<BlockId> Allocator::malloc(uint64_t requested, uint64_t stream) {
   if (gc_on()) ++pool.get_free_block_calls;  // the blocks' age
   std::optional<BlockId> found = find_free_block(pool, size, stream);
   if (found) {
-    pool.blocks.erase(*found);
+    uncache(pool, *found);
   } else {
     if (gc_on()) garbage_collect();
     found = alloc_block(pool, size, stream, segment, false);
@@ -204,7 +221,7 @@ std::optional<BlockId> Allocator::alloc_block(Pool& pool, uint64_t size, uint64_
 void Allocator::release_block(BlockId id) {
   Block& block = blocks_[id];
   assert(block.expandable < 0 && !block.split());
-  pool_of(block.small).blocks.erase(id);
+  uncache(pool_of(block.small), id);
   note(SegmentEvent::Kind::Free, block.address, block.size, block.stream);
   placement_.release(block.address, block.size);
   counters_.reserved -= block.size;
@@ -247,7 +264,7 @@ void Allocator::synchronize_pending() {
 
 void Allocator::release_blocks(Pool& pool) {
   std::vector<BlockId> to_unmap;
-  for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
+  for (auto it = pool.releasable.begin(); it != pool.releasable.end();) {
     BlockId id = *it++;
     if (blocks_[id].expandable >= 0)
       to_unmap.push_back(id);
@@ -312,7 +329,7 @@ uint64_t Allocator::try_merge(BlockId dst, BlockId src, Pool& pool) {
   Block& s = blocks_[src];
   Block& d = blocks_[dst];
   if (s.mapped)
-    pool.blocks.erase(src);
+    uncache(pool, src);
   else
     pool.unmapped.erase(src);
   if (d.prev == src) {
@@ -476,7 +493,7 @@ std::optional<BlockId> Allocator::try_allocate_expandable(Pool& pool, uint64_t s
     if (!map_block(next, std::min(remaining, blocks_[next].size))) return std::nullopt;
     candidate = next;  // merged with the mapped block before it
   }
-  pool.blocks.erase(candidate);
+  uncache(pool, candidate);
   return candidate;
 }
 
@@ -501,7 +518,7 @@ void Allocator::unmap_block(BlockId id) {
   uint64_t end = (offset + block.size) / segment.page;
   if (first >= end) return;
   Pool& pool = pool_of(block.small);
-  pool.blocks.erase(id);
+  uncache(pool, id);
   uint64_t begin_address = segment.base + first * segment.page;
   uint64_t bytes = (end - first) * segment.page;
   uint64_t before = begin_address - block.address;

@@ -133,6 +133,11 @@ class Allocator {
   };
   struct Pool {
     std::set<BlockId, BySize> blocks;        // cached, mapped
+    // Of those, the ones an empty_cache gives back (release_blocks): whole segments, and the blocks of
+    // expandable segments that hold a whole page. A cached block never changes between the two (only a block
+    // taken out of the pool is split or resized), so they are kept apart: a history that frees each segment as soon as its blocks, an
+    // empty_cache per request, would otherwise walk every cached piece each time (quadratic in the history).
+    std::set<BlockId, BySize> releasable;
     std::set<BlockId, ByAddress> unmapped;   // expandable segments' unmapped ranges
     uint64_t get_free_block_calls = 0;       // counted only while garbage collection is on: blocks' age
     bool small = false;
@@ -143,6 +148,8 @@ class Allocator {
   Pool& pool_of(bool small) { return small ? small_ : large_; }
   const Pool& pool_of(bool small) const { return small ? small_ : large_; }
   void cache(BlockId id);  // insert_into_blocks
+  void uncache(Pool& pool, BlockId id);  // out of pool.blocks (and pool.releasable)
+  bool releasable(BlockId id) const;
   bool gc_on() const;
   std::optional<BlockId> find_free_block(const Pool& pool, uint64_t size, uint64_t stream) const;
   bool should_split(const Block& block, uint64_t size) const;
