@@ -142,7 +142,6 @@ void HeapTracker::fold_destroyed() {
       moved_to[i] = kept++;
     }
     heaps_.resize(kept);
-    heaps_.shrink_to_fit();
     for (auto it = index_.begin(); it != index_.end();) {
       if (moved_to[it->second] == SIZE_MAX) {
         it = index_.erase(it);
@@ -154,7 +153,7 @@ void HeapTracker::fold_destroyed() {
   }
   destroyed_ = 0;
   for (const Heap& heap : heaps_) destroyed_ += heap.destroyed;
-  fold_at_ = std::max<size_t>(4096, 2 * destroyed_);
+  fold_at_ = std::max<size_t>(kFoldAtLeast, 4 * destroyed_);
 }
 
 void HeapTracker::free_all(Heap& heap) {

@@ -187,8 +187,9 @@ class HeapTracker {
   std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_ (none once folded)
   HeapPlaces places_;
   uint64_t destroyed_kept_;
-  size_t destroyed_ = 0;          // destroyed heaps in heaps_
-  size_t fold_at_ = 4096;         // folding happens when destroyed_ reaches it
+  static constexpr size_t kFoldAtLeast = 16384;  // destroyed heaps (4 MB of them), so that folding is rare
+  size_t destroyed_ = 0;                        // destroyed heaps in heaps_
+  size_t fold_at_ = kFoldAtLeast;               // folding happens when destroyed_ reaches it
   std::map<int32_t, FoldedHeaps> folded_;
   std::unordered_map<uint64_t, HeapBlock> loose_;  // the live blocks of heap 0, by address
   std::multimap<uint64_t, uint64_t> live_memory_;  // the memory of the heaps not destroyed: base -> end

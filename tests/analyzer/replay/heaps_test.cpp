@@ -274,20 +274,20 @@ TEST(HeapFolding, KeepsTheDestroyedHeapsWithTheHighestPeaksAndCountsTheRest) {
 TEST(HeapFolding, ALongHistoryIsFoldedAsItGoes) {
   replay::HeapTracker heaps(100);
   size_t most_held = 0;
-  for (uint64_t i = 0; i < 20000; ++i) {
-    destroyed_heap(heaps, 1000 + i, 0x40000000 + i * kMiB, (i * 7919) % 20000 + 1);
+  for (uint64_t i = 0; i < 50000; ++i) {
+    destroyed_heap(heaps, 1000 + i, 0x40000000 + i * kMiB, (i * 7919) % 50000 + 1);
     most_held = std::max(most_held, heaps.heaps().size());
   }
-  EXPECT_LE(most_held, 4096u);
+  EXPECT_LE(most_held, 16384u);
   heaps.finish();
   std::vector<uint64_t> kept = peaks_kept(heaps);
   ASSERT_EQ(kept.size(), 100u);
   std::sort(kept.begin(), kept.end());
-  EXPECT_EQ(kept.front(), 19901u);
-  EXPECT_EQ(kept.back(), 20000u);
-  EXPECT_EQ(heaps.folded(0).heaps, 19900u);
-  EXPECT_EQ(heaps.folded(0).peak_allocated_bytes, 19900u);
-  EXPECT_EQ(heaps.created(), 20000u);
+  EXPECT_EQ(kept.front(), 49901u);
+  EXPECT_EQ(kept.back(), 50000u);
+  EXPECT_EQ(heaps.folded(0).heaps, 49900u);
+  EXPECT_EQ(heaps.folded(0).peak_allocated_bytes, 49900u);
+  EXPECT_EQ(heaps.created(), 50000u);
 }
 
 // The reports list what is kept and say what was only counted; an export keeps every heap.
