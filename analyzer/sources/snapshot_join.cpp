@@ -42,7 +42,9 @@ std::vector<LoadedSnapshot> load_snapshots(const std::string& trace_path, std::s
     }
     try {
       one.file = std::make_unique<trace::MappedFile>(path, trace::MappedFile::Links::NotFollowed);
-      one.reader = std::make_unique<pytorch::SnapshotReader>(one.file->bytes());
+      trace::MappedFile* file = one.file.get();  // its pages let go of behind the reading, as TraceSource's
+      one.reader = std::make_unique<pytorch::SnapshotReader>(
+          file->bytes(), [file](uint64_t offset) { file->release_before(offset); });
       one.snapshot = one.reader->read();
     } catch (const trace::OpenError& error) {
       unreadable.push_back(fmt::format("{}: {}", path, error.what()));
