@@ -45,6 +45,7 @@ class PickleMachine {
     size_t position = 0;
     Pickle::Id values_at = 0;      // the first value made after it
     size_t containers_at = 0;      // the first container made after it
+    uint64_t items_at = 0;         // where the items of the containers made after it start
     size_t memo_log_at = 0;        // the first memo entry stored after it
     Pickle::Id oldest_extended = kGone;  // the oldest container appended to since
     bool forgot_inside = false;          // a batch inside it was forgotten
@@ -59,22 +60,26 @@ class PickleMachine {
       op_offset_ = pos_;
       if (pos_ >= bytes_.size()) fail("the pickle ends without its STOP opcode (truncated)");
       const OpInfo* info = kOpOfByte[bytes_[pos_++]];
-      if (!info) fail(fmt::format("byte {:#04x} at byte offset {} is not a pickle opcode", bytes_[op_offset_], op_offset_));
+      if (!info || info->use != OpUse::Data) [[unlikely]]
+        refuse(info);
       op_ = info;
-      if (info->use == OpUse::Code)
-        fail(fmt::format("pickle opcode {} ({:#04x}) at byte offset {} imports or calls code; only plain data "
-                         "(dicts, lists, tuples, strings, numbers) is read",
-                         info->name, static_cast<uint8_t>(info->op), op_offset_));
-      if (info->use == OpUse::Unsupported)
-        fail(fmt::format("pickle opcode {} ({:#04x}) at byte offset {} is not read (only the binary forms of plain "
-                         "data that protocols 2 to 5 write)",
-                         info->name, static_cast<uint8_t>(info->op), op_offset_));
       if (info->op == Op::Stop) return pop();
       step(info->op);
     }
   }
 
  private:
+  [[noreturn]] void refuse(const OpInfo* info) const {
+    if (!info) fail(fmt::format("byte {:#04x} at byte offset {} is not a pickle opcode", bytes_[op_offset_], op_offset_));
+    if (info->use == OpUse::Code)
+      fail(fmt::format("pickle opcode {} ({:#04x}) at byte offset {} imports or calls code; only plain data "
+                       "(dicts, lists, tuples, strings, numbers) is read",
+                       info->name, static_cast<uint8_t>(info->op), op_offset_));
+    fail(fmt::format("pickle opcode {} ({:#04x}) at byte offset {} is not read (only the binary forms of plain "
+                     "data that protocols 2 to 5 write)",
+                     info->name, static_cast<uint8_t>(info->op), op_offset_));
+  }
+
   [[noreturn]] void fail(const std::string& message) const { throw PickleError(message); }
   [[noreturn]] void malformed(std::string_view what) const {
     fail(fmt::format("malformed pickle: {} at byte offset {} ({})", op_->name, op_offset_, what));
@@ -101,9 +106,12 @@ class PickleMachine {
     ++out_.total_values_;
     return static_cast<Pickle::Id>(out_.values_.size() - 1);
   }
-  Pickle::Id add_container(PickleKind kind, std::vector<Pickle::Id> items = {}) {
+  Pickle::Id add_container(PickleKind kind, std::span<const Pickle::Id> items = {}) {
+    if (items.size() > UINT32_MAX) fail("a container of the pickle has more items than this reader holds");
     out_.total_items_ += items.size();
-    out_.containers_.push_back(std::move(items));
+    auto size = static_cast<uint32_t>(items.size());
+    out_.containers_.push_back({out_.items_.size(), size, size});
+    out_.items_.insert(out_.items_.end(), items.begin(), items.end());
     return add({kind, false, 0, out_.containers_.size() - 1});
   }
   Pickle::Id add_int(bool negative, uint64_t magnitude) { return add({PickleKind::Int, negative && magnitude, 0, magnitude}); }
@@ -121,7 +129,7 @@ class PickleMachine {
   size_t marked_floor() const { return marks_.empty() ? 0 : marks_.back().position; }
   // The items pushed since the last MARK, which is dropped (into `popped` when asked for: then the caller
   // may still forget the batch, and empties the memo's log when no mark is left).
-  std::vector<Pickle::Id> pop_mark(Mark* popped = nullptr) {
+  const std::vector<Pickle::Id>& pop_mark(Mark* popped = nullptr) {
     if (marks_.empty()) malformed("no MARK before it");
     Mark mark = marks_.back();
     marks_.pop_back();
@@ -131,21 +139,34 @@ class PickleMachine {
       marks_.back().oldest_extended = std::min(marks_.back().oldest_extended, mark.oldest_extended);
       marks_.back().forgot_inside = marks_.back().forgot_inside || mark.forgot_inside;
     }
-    std::vector<Pickle::Id> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark.position), stack_.end());
+    marked_.assign(stack_.begin() + static_cast<std::ptrdiff_t>(mark.position), stack_.end());
     stack_.resize(mark.position);
     if (popped) *popped = mark;
-    return items;
+    return marked_;
   }
-  std::vector<Pickle::Id>& container(Pickle::Id id, PickleKind kind) {
-    const PickleValue& value = out_.values_[id];
+  void extend(Pickle::Id target, PickleKind kind, std::span<const Pickle::Id> items) {
+    const PickleValue& value = out_.values_[target];
     if (value.kind != kind)
       malformed(fmt::format("it adds to a {}, not a {}", pickle_kind_name(value.kind), pickle_kind_name(kind)));
-    return out_.containers_[value.payload];
-  }
-  void extend(Pickle::Id target, PickleKind kind, const std::vector<Pickle::Id>& items) {
-    std::vector<Pickle::Id>& into = container(target, kind);
+    Pickle::Container& into = out_.containers_[value.payload];
+    if (items.size() > UINT32_MAX - into.size) fail("a container of the pickle has more items than this reader holds");
     if (!marks_.empty()) marks_.back().oldest_extended = std::min(marks_.back().oldest_extended, target);
-    into.insert(into.end(), items.begin(), items.end());
+    std::vector<Pickle::Id>& all = out_.items_;
+    auto size = static_cast<uint32_t>(items.size());
+    if (into.start + into.size == all.size()) {  // the last: it grows in place
+      into.capacity = std::max(into.capacity, into.size + size);
+    } else if (into.size + size > into.capacity) {  // moves to the end, with room to grow again
+      uint64_t start = all.size();
+      all.resize(start + std::max<uint64_t>(into.size + size, uint64_t{2} * into.size));
+      std::copy_n(all.begin() + static_cast<ptrdiff_t>(into.start), into.size, all.begin() + static_cast<ptrdiff_t>(start));
+      into.start = start;
+      into.capacity = static_cast<uint32_t>(std::min<uint64_t>(all.size() - start, UINT32_MAX));
+    }
+    if (into.start + into.size == all.size())
+      all.insert(all.end(), items.begin(), items.end());
+    else
+      std::copy(items.begin(), items.end(), all.begin() + static_cast<ptrdiff_t>(into.start + into.size));
+    into.size += size;
     out_.total_items_ += items.size();
   }
   void add_text(PickleKind kind, uint64_t length) {
@@ -201,6 +222,7 @@ class PickleMachine {
         marks_.push_back({.position = stack_.size(),
                           .values_at = static_cast<Pickle::Id>(out_.values_.size()),
                           .containers_at = out_.containers_.size(),
+                          .items_at = out_.items_.size(),
                           .memo_log_at = memo_log_.size()});
         break;
       case Op::Pop:
@@ -290,28 +312,28 @@ class PickleMachine {
       case Op::Tuple2:
       case Op::Tuple3: {
         size_t count = static_cast<size_t>(op) - static_cast<size_t>(Op::Tuple1) + 1;
-        std::vector<Pickle::Id> items(count);
+        std::array<Pickle::Id, 3> items{};
         for (size_t i = count; i-- > 0;) items[i] = pop();
-        push(add_container(PickleKind::Tuple, std::move(items)));
+        push(add_container(PickleKind::Tuple, std::span<const Pickle::Id>(items).first(count)));
         break;
       }
       case Op::Dict: {
-        std::vector<Pickle::Id> items = pop_mark();
+        const std::vector<Pickle::Id>& items = pop_mark();
         if (items.size() % 2) malformed("a key without a value");
-        push(add_container(PickleKind::Dict, std::move(items)));
+        push(add_container(PickleKind::Dict, items));
         break;
       }
       case Op::Append: {
-        std::vector<Pickle::Id> items = {pop()};
+        marked_.assign(1, pop());
         if (!sink_takes(top()))
-          extend(top(), PickleKind::List, items);
+          extend(top(), PickleKind::List, marked_);
         else
-          give(top(), items, nullptr);
+          give(top(), marked_, nullptr);
         break;
       }
       case Op::Appends: {
         Mark mark;
-        std::vector<Pickle::Id> items = pop_mark(&mark);
+        const std::vector<Pickle::Id>& items = pop_mark(&mark);
         if (!sink_takes(top()))
           extend(top(), PickleKind::List, items);
         else
@@ -322,11 +344,12 @@ class PickleMachine {
       case Op::SetItem: {
         Pickle::Id value = pop();
         Pickle::Id key = pop();
-        extend(top(), PickleKind::Dict, {key, value});
+        std::array<Pickle::Id, 2> pair = {key, value};
+        extend(top(), PickleKind::Dict, pair);
         break;
       }
       case Op::SetItems: {
-        std::vector<Pickle::Id> items = pop_mark();
+        const std::vector<Pickle::Id>& items = pop_mark();
         if (items.size() % 2) malformed("a key without a value");
         extend(top(), PickleKind::Dict, items);
         break;
@@ -398,26 +421,33 @@ class PickleMachine {
       const PickleValue& value = out_.values_[work.back()];
       work.pop_back();
       if (value.kind == PickleKind::List || value.kind == PickleKind::Tuple || value.kind == PickleKind::Dict)
-        for (Pickle::Id id : out_.containers_[value.payload]) reach(id);
+        for (Pickle::Id id : out_.items(value)) reach(id);
     }
     // Renumbered in order, containers too (a container made later has a later index), each moved down.
+    // The items of the containers made in the batch are from mark.items_at on (an older container that grew
+    // in it would have stopped the forgetting), in any order (one that grew moved to the end): those kept are
+    // gathered, then put back there.
     Pickle::Id next = first;
     size_t next_container = mark.containers_at;
+    std::vector<Pickle::Id>& kept_items = work_;
+    kept_items.clear();
     for (size_t i = 0; i < count; ++i) number[i] = number[i] == kKept ? next++ : kGone;
     for (size_t i = 0; i < count; ++i) {
       if (number[i] == kGone) continue;
       PickleValue value = out_.values_[first + i];
       if (value.kind == PickleKind::List || value.kind == PickleKind::Tuple || value.kind == PickleKind::Dict) {
-        std::vector<Pickle::Id>& held = out_.containers_[value.payload];
-        for (Pickle::Id& id : held)
-          if (in_batch(id)) id = number[id - first];
-        if (value.payload != next_container) out_.containers_[next_container] = std::move(held);
+        const Pickle::Container& held = out_.containers_[value.payload];
+        uint64_t start = mark.items_at + kept_items.size();
+        for (Pickle::Id id : out_.items(value)) kept_items.push_back(in_batch(id) ? number[id - first] : id);
+        out_.containers_[next_container] = {start, held.size, held.size};
         value.payload = next_container++;
       }
       out_.values_[number[i]] = value;
     }
     out_.values_.resize(next);
     out_.containers_.resize(next_container);
+    out_.items_.resize(mark.items_at);
+    out_.items_.insert(out_.items_.end(), kept_items.begin(), kept_items.end());
     for (uint64_t index : logged) {
       Pickle::Id* id = memo_.find(index);
       if (id && in_batch(*id)) *id = number[*id - first] == kGone ? PickleMemo::kForgotten : number[*id - first];
@@ -438,6 +468,7 @@ class PickleMachine {
   PickleMemo memo_;
   std::vector<uint64_t> memo_log_;  // the memo entries stored inside marks, while a sink takes items
   std::vector<Pickle::Id> keep_, renumbered_, work_;
+  std::vector<Pickle::Id> marked_;  // the items pop_mark() took last
 };
 
 Pickle::Pickle(std::span<const uint8_t> bytes, PickleListSink* sink) : bytes_(bytes) {

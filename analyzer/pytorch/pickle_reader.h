@@ -77,7 +77,10 @@ class Pickle {
   const PickleValue& operator[](Id id) const { return values_[id]; }
   size_t size() const { return values_.size(); }
   // The items of a List or Tuple; a Dict's keys and values, alternating.
-  std::span<const Id> items(const PickleValue& value) const { return containers_[value.payload]; }
+  std::span<const Id> items(const PickleValue& value) const {
+    const Container& container = containers_[value.payload];
+    return {items_.data() + container.start, container.size};
+  }
   std::string_view text(const PickleValue& value) const {
     return {reinterpret_cast<const char*>(bytes_.data()) + value.payload, value.length};
   }
@@ -90,7 +93,15 @@ class Pickle {
  private:
   std::span<const uint8_t> bytes_;
   std::vector<PickleValue> values_;
-  std::vector<std::vector<Id>> containers_;
+  // The containers' items, each container's together in items_ (millions of small dicts are not millions of
+  // allocations): one that grows where it cannot moves to the end, leaving its old place unused.
+  struct Container {
+    uint64_t start = 0;
+    uint32_t size = 0;
+    uint32_t capacity = 0;
+  };
+  std::vector<Container> containers_;
+  std::vector<Id> items_;
   uint64_t total_items_ = 0;
   uint64_t total_values_ = 0;
   Id root_ = 0;

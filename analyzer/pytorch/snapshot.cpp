@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <map>
 #include <string>
@@ -84,6 +85,23 @@ class SnapshotReader::Walk {
       if (!id) walk_.fail(fmt::format("has no '{}'", key));
       return *id;
     }
+    // What find() gives for each of `keys`, in one walk over the dict: a history entry has millions.
+    template <size_t N>
+    std::array<std::optional<Id>, N> find_all(const std::array<std::string_view, N>& keys) const {
+      std::array<std::optional<Id>, N> found;
+      for (size_t i = items_.size(); i >= 2; i -= 2) {
+        const PickleValue& k = walk_.pickle_[items_[i - 2]];
+        if (k.kind != PickleKind::Str) continue;
+        std::string_view text = walk_.pickle_.text(k);
+        for (size_t j = 0; j < N; ++j) {
+          if (found[j] || text.size() != keys[j].size() || text.empty() || text[0] != keys[j][0] || text != keys[j])
+            continue;
+          found[j] = items_[i - 1];
+          break;
+        }
+      }
+      return found;
+    }
 
    private:
     Walk& walk_;
@@ -121,34 +139,43 @@ class SnapshotReader::Walk {
     return pickle_.text(value);
   }
   // A field that may be missing or None.
-  std::optional<Id> optional(const Dict& dict, std::string_view key) {
-    std::optional<Id> id = dict.find(key);
+  std::optional<Id> optional(const Dict& dict, std::string_view key) { return unless_none(dict.find(key)); }
+  std::optional<Id> unless_none(std::optional<Id> id) const {
     if (id && pickle_[*id].kind == PickleKind::None) return std::nullopt;
     return id;
   }
 
+  // A field that must be there: `id` is what the dict has for `key`.
+  template <typename Read>
+  auto field(std::string_view key, std::optional<Id> id, Read read) {
+    if (!id) fail(fmt::format("has no '{}'", key));
+    Step step(*this, key);
+    return read(*id);
+  }
   template <typename Read>
   auto field(const Dict& dict, std::string_view key, Read read) {
-    Id id = dict.at(key);
-    Step step(*this, key);
-    return read(id);
+    return field(key, dict.find(key), read);
   }
-  uint64_t count_field(const Dict& dict, std::string_view key) {
-    return field(dict, key, [&](Id id) { return count(id); });
+  uint64_t count_field(std::string_view key, std::optional<Id> id) {
+    return field(key, id, [&](Id v) { return count(v); });
   }
+  uint64_t count_field(const Dict& dict, std::string_view key) { return count_field(key, dict.find(key)); }
 
-  FramesId frames_field(const Dict& dict, std::string_view key) {
-    std::optional<Id> id = optional(dict, key);
+  // A list of frames, or a text: missing or None is none.
+  FramesId frames_field(std::string_view key, std::optional<Id> id) {
+    id = unless_none(id);
     if (!id) return kNoFrames;
     Step step(*this, key);
     return list(*id).empty() ? kNoFrames : *id;
   }
-  std::string_view text_field(const Dict& dict, std::string_view key) {
-    std::optional<Id> id = optional(dict, key);
+  FramesId frames_field(const Dict& dict, std::string_view key) { return frames_field(key, dict.find(key)); }
+  std::string_view text_field(std::string_view key, std::optional<Id> id) {
+    id = unless_none(id);
     if (!id) return {};
     Step step(*this, key);
     return text(*id);
   }
+  std::string_view text_field(const Dict& dict, std::string_view key) { return text_field(key, dict.find(key)); }
 
   SnapshotReader& reader_;
   const Pickle& pickle_;
@@ -227,9 +254,14 @@ SnapshotSegment read_segment(Walk& walk, Id id, bool& legacy) {
 }
 
 SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& known) {
+  enum Key : uint8_t { kAction, kAddr, kSize, kStream, kTimeUs, kFrames, kUserMetadata, kDeviceFree, kKeys };
+  static constexpr std::array<std::string_view, kKeys> kNames = {
+      schema::kAction, schema::kAddr,   schema::kSize,         schema::kStream,
+      schema::kTimeUs, schema::kFrames, schema::kUserMetadata, schema::kDeviceFree};
   Walk::Dict dict(walk, id);
+  std::array<std::optional<Id>, kKeys> found = dict.find_all(kNames);
   SnapshotEntry entry;
-  std::string_view action = walk.field(dict, schema::kAction, [&](Id v) { return walk.text(v); });
+  std::string_view action = walk.field(schema::kAction, found[kAction], [&](Id v) { return walk.text(v); });
   std::optional<Action> named = schema::named<Action>(schema::kActions, action);
   known = named.has_value();
   if (!known) {
@@ -239,16 +271,17 @@ SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& kno
   entry.action = *named;
   if (entry.action == Action::Oom) {
     // The free bytes are in "device_free" (older versions put them in "addr").
-    entry.device_free = walk.count_field(dict, dict.find(schema::kDeviceFree) ? schema::kDeviceFree : schema::kAddr);
+    entry.device_free = found[kDeviceFree] ? walk.count_field(schema::kDeviceFree, found[kDeviceFree])
+                                           : walk.count_field(schema::kAddr, found[kAddr]);
   } else if (entry.action != Action::Snapshot) {
-    entry.address = walk.count_field(dict, schema::kAddr);
+    entry.address = walk.count_field(schema::kAddr, found[kAddr]);
   }
-  if (dict.find(schema::kSize)) entry.size = walk.count_field(dict, schema::kSize);
-  if (walk.optional(dict, schema::kStream))
-    entry.stream = static_cast<uint64_t>(walk.field(dict, schema::kStream, [&](Id v) { return walk.integer(v); }));
-  if (walk.optional(dict, schema::kTimeUs)) entry.time_us = walk.count_field(dict, schema::kTimeUs);
-  entry.frames = walk.frames_field(dict, schema::kFrames);
-  entry.user_metadata = walk.text_field(dict, schema::kUserMetadata);
+  if (found[kSize]) entry.size = walk.count_field(schema::kSize, found[kSize]);
+  if (walk.unless_none(found[kStream]))
+    entry.stream = static_cast<uint64_t>(walk.field(schema::kStream, found[kStream], [&](Id v) { return walk.integer(v); }));
+  if (walk.unless_none(found[kTimeUs])) entry.time_us = walk.count_field(schema::kTimeUs, found[kTimeUs]);
+  entry.frames = walk.frames_field(schema::kFrames, found[kFrames]);
+  entry.user_metadata = walk.text_field(schema::kUserMetadata, found[kUserMetadata]);
   return entry;
 }
 
@@ -305,13 +338,19 @@ class SnapshotReader::HistoryStream : public PickleListSink {
   }
 
   void take(const Pickle& pickle, Id list, Id item, std::vector<Id>& keep) override {
-    Walk walk(reader_, pickle);
-    walk.charge(1);  // as the list's item (Walk::list)
+    if (!walk_) walk_.emplace(reader_, pickle);  // one for every entry (its path's vector is made once)
+    walk_->charge(1);  // as the list's item (Walk::list)
     bool known = false;
-    SnapshotEntry entry = read_entry(walk, item, unknown_actions_, known);
+    SnapshotEntry entry = read_entry(*walk_, item, unknown_actions_, known);
     if (!known) return;
+    // Frames that are a history list: empty here, its entries read whole.
+    if (entry.frames == kNoFrames && refers_to_history(item)) throw NotStreamed{};
     if (entry.frames != kNoFrames) keep.push_back(entry.frames);
-    taken_[list].entries.push_back(entry);
+    if (list != last_list_) {
+      last_taken_ = &taken_[list];
+      last_list_ = list;
+    }
+    last_taken_->entries.push_back(entry);
   }
 
   void renumber(Id first, std::span<const Id> renumbered) override {
@@ -327,6 +366,11 @@ class SnapshotReader::HistoryStream : public PickleListSink {
 
   void read_to(uint64_t offset) override {
     if (reader_.read_to_) reader_.read_to_(offset);
+  }
+
+  bool refers_to_history(Id entry) {
+    std::optional<Id> frames = Walk::Dict(*walk_, entry).find(schema::kFrames);
+    return frames && taken_.contains(*frames);
   }
 
   // The entries of a list it took, once.
@@ -349,7 +393,10 @@ class SnapshotReader::HistoryStream : public PickleListSink {
     bool released = false;
   };
   SnapshotReader& reader_;
+  std::optional<Walk> walk_;
   std::map<Id, Taken> taken_;  // by list: one per device
+  Id last_list_ = UINT32_MAX;  // the list of the last entry taken, and its Taken
+  Taken* last_taken_ = nullptr;
   uint64_t unknown_actions_ = 0;
 };
 

@@ -88,8 +88,9 @@ static_assert(std::size(kActions) == static_cast<size_t>(Action::Count));
 
 template <typename Enum, size_t N>
 constexpr std::optional<Enum> named(const std::string_view (&names)[N], std::string_view name) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == name) return static_cast<Enum>(i);
+  for (size_t i = 0; i < N; ++i)  // the first byte first: a history has millions of names to look up
+    if (names[i].size() == name.size() && (name.empty() || names[i][0] == name[0]) && names[i] == name)
+      return static_cast<Enum>(i);
   return std::nullopt;
 }
 template <typename Enum, size_t N>

@@ -210,6 +210,15 @@ TEST(SnapshotStream, PythonPicklesOfEveryProtocolReadAsWhole) {
   expect_streamed_as_whole(python_pickle(snapshot + "v['device_traces'] = [entries[1]]\nv['other'] = entries", 4), 3);
   expect_streamed_as_whole(python_pickle(snapshot + "v['device_traces'] = [entries[0], entries[0]]", 4), 2 * 1950);
   expect_streamed_as_whole(python_pickle(snapshot + "entries[0][5]['size'] = -1", 4));
+  // An entry whose frames are its own history list (the fuzzer's): those frames are the entries, read whole.
+  expect_streamed_as_whole(python_pickle(snapshot + "entries[0][0]['frames'] = entries[0]", 4), 1953);
+  // Frames of their own in each entry, as PyTorch writes them: the entry's dict grows after its frames list was
+  // made, and moves past it in the pickle's items.
+  expect_streamed_as_whole(
+      python_pickle(snapshot + "for n, e in enumerate(entries[0]): e['frames'] = [{'filename': 'h.py', 'line': n, "
+                               "'name': 'g%d' % (n % 3)}, {'filename': 'c10.cpp', 'line': 0, 'name': 'at::empty'}]",
+                    4),
+      1953);
 }
 
 // While the history streams, the reader says after each batch of entries how far it has read, so that the
