@@ -1,6 +1,7 @@
 #include "analyzer/replay/heap_segments.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace gpumemtrace::replay {
 
@@ -13,19 +14,27 @@ void SegmentMarks::mark(uint64_t key, uint64_t record, uint64_t covered) {
   marks_.push_back({key, record, covered});
 }
 
-SegmentsAhead::SegmentsAhead(const UsedView& view) : not_segments_(view.not_segments) {
-  for (const SegmentMark& mark : view.marks) upcoming_[mark.key].marks.push_back(mark);
+SegmentsAhead::SegmentsAhead(const UsedView& view) : marks_(view.marks), not_segments_(view.not_segments) {
+  if (marks_.size() > UINT32_MAX) throw std::length_error("more heap segments than the used view holds");
+  by_address_.resize(marks_.size());
+  for (uint32_t i = 0; i < by_address_.size(); ++i) by_address_[i] = i;
+  std::stable_sort(by_address_.begin(), by_address_.end(),
+                   [&](uint32_t a, uint32_t b) { return marks_[a].key < marks_[b].key; });
+  for (uint32_t first = 0, end = 0; first < by_address_.size(); first = end) {
+    uint64_t key = marks_[by_address_[first]].key;
+    for (end = first + 1; end < by_address_.size() && marks_[by_address_[end]].key == key;) ++end;
+    upcoming_.insert_or_assign(key, Upcoming{first, end});
+  }
 }
 
 std::optional<uint64_t> SegmentsAhead::allocated(uint64_t key, uint64_t record, uint64_t ordinal) {
-  auto it = upcoming_.find(key);
-  if (it == upcoming_.end()) return std::nullopt;
-  Upcoming& upcoming = it->second;
+  Upcoming* upcoming = upcoming_.find(key);
+  if (!upcoming) return std::nullopt;
   // Marks before this allocation were of earlier allocations at the address.
-  while (upcoming.next < upcoming.marks.size() && upcoming.marks[upcoming.next].record < record) ++upcoming.next;
-  if (upcoming.next == upcoming.marks.size()) return std::nullopt;
+  while (upcoming->next < upcoming->end && marks_[by_address_[upcoming->next]].record < record) ++upcoming->next;
+  if (upcoming->next == upcoming->end) return std::nullopt;
   if (std::binary_search(not_segments_.begin(), not_segments_.end(), ordinal)) return std::nullopt;
-  const SegmentMark& mark = upcoming.marks[upcoming.next];
+  const SegmentMark& mark = marks_[by_address_[upcoming->next]];
   live_.insert_or_assign(key, Pending{mark.record, ordinal});
   return mark.covered;
 }

@@ -68,15 +68,18 @@ class SegmentsAhead {
   const std::vector<uint64_t>& mistakes() const { return mistakes_; }
 
  private:
+  // The marks of one address: by_address_[next, end), in record order.
   struct Upcoming {
-    std::vector<SegmentMark> marks;  // of one address, in record order
-    size_t next = 0;
+    uint32_t next = 0;
+    uint32_t end = 0;
   };
   struct Pending {
     uint64_t record = 0;  // of its mark
     uint64_t ordinal = 0;
   };
-  std::unordered_map<uint64_t, Upcoming> upcoming_;
+  const std::vector<SegmentMark>& marks_;
+  std::vector<uint32_t> by_address_;  // the marks' indexes, by address, then in record order
+  AddressMap<Upcoming> upcoming_;      // a long PyTorch history has a mark per segment: no node for each
   AddressMap<Pending> live_;  // live allocations taken for segments
   const std::vector<uint64_t>& not_segments_;
   std::vector<uint64_t> mistakes_;
