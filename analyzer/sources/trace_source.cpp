@@ -8,23 +8,13 @@
 
 namespace gpumemtrace::sources {
 
-namespace {
-
-// Throws OpenError when the file cannot be read (a FIFO: at once, never blocking).
-bool starts_as_pickle(const std::string& path) {
-  trace::MappedFile file(path);
-  return file.bytes().size() >= 2 && pytorch::looks_like_pickle(file.bytes().first(2));
-}
-
-}  // namespace
-
 TraceSource::TraceSource(const std::string& path) {
-  if (!starts_as_pickle(path)) {
+  trace::MappedFile file(path);  // throws OpenError when the file cannot be read (a FIFO: at once, never blocking)
+  if (!pytorch::looks_like_pickle(file.bytes())) {
     file_ = std::make_shared<const trace::OpenedTrace>(path);
     reader();  // throws when the file is not a trace
     return;
   }
-  trace::MappedFile file(path);
   try {
     // The pickle's pages are let go of behind the reading: a file of a GB is not held whole.
     pytorch::SnapshotTrace trace =

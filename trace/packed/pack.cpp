@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "gpumemtrace/trace_records.h"
+#include "common/write_all.h"
 #include "trace/packed/container.h"
 #include "trace/packed/pack_model.h"
 #include "trace/packed/zstd_streams.h"
@@ -187,15 +188,6 @@ class Packer {
 
 [[noreturn]] void fail(const std::string& what, int error) { throw std::system_error(error, std::generic_category(), what); }
 
-void write_all(int fd, std::span<const uint8_t> bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    ssize_t n = write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("cannot write " + path, errno);
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
-}
-
 }  // namespace
 
 std::vector<uint8_t> pack(std::span<const uint8_t> plain, int level, PackStats& stats) {
@@ -218,7 +210,7 @@ PackStats pack_file(const std::string& path, int level) {
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) fail("cannot create " + temporary, errno);
   try {
-    write_all(fd, packed, temporary);
+    write_all(fd, packed, "cannot write " + temporary);
     if (fsync(fd) != 0) fail("cannot write " + temporary, errno);
   } catch (...) {
     close(fd);

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "gpumemtrace/trace_records.h"
+#include "common/write_all.h"
 #include "trace/packed/container.h"
 #include "trace/packed/pack_model.h"
 #include "trace/packed/zstd_streams.h"
@@ -184,14 +185,7 @@ int unpack_to_memory_file(std::span<const uint8_t> packed) {
   int fd = memfd_create("gpumemtrace-unpacked", MFD_CLOEXEC);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
   try {
-    unpack(packed, [&](std::span<const uint8_t> piece) {
-      while (!piece.empty()) {
-        ssize_t n = write(fd, piece.data(), piece.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw std::system_error(errno, std::generic_category(), "writing the unpacked trace");
-        piece = piece.subspan(static_cast<size_t>(n));
-      }
-    });
+    unpack(packed, [&](std::span<const uint8_t> piece) { write_all(fd, piece, "writing the unpacked trace"); });
   } catch (...) {
     close(fd);
     throw;

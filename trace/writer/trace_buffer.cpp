@@ -6,6 +6,8 @@
 
 #include <system_error>
 
+#include "common/write_all.h"
+
 namespace gpumemtrace::writer {
 
 TraceBuffer::~TraceBuffer() {
@@ -19,15 +21,7 @@ void TraceBuffer::spill_to_memory_file() {
 }
 
 void TraceBuffer::spill() {
-  const uint8_t* data = bytes_.data();
-  size_t left = bytes_.size();
-  while (left > 0) {
-    ssize_t n = ::write(memory_file_, data, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::system_error(errno, std::generic_category(), "writing the converted trace");
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
+  write_all(memory_file_, bytes_, "writing the converted trace");
   bytes_.clear();
 }
 
