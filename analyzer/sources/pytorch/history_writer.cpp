@@ -1,7 +1,9 @@
 #include "analyzer/sources/pytorch/history_writer.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <iterator>
 #include <set>
 #include <tuple>
 
@@ -63,10 +65,13 @@ void HistoryWriter::open_segment(int32_t device, uint64_t address, const History
       buffer_.write(
           trace::Alloc{{time_ns, 0}, trace::Api::cudaMalloc, device, address, segment.size, live.stack, 0, 0});
     }
-    std::string name = fmt::format("segment {:#x} ({} pool{}{})", address, segment.large_pool ? "large" : "small",
-                                   segment.stream ? fmt::format(", stream {:#x}", segment.stream) : "",
-                                   segment.expandable ? ", expandable" : "");
-    buffer_.write(trace::HeapCreate{{time_ns, 0}, live.heap, device, address, segment.size, name});
+    // A history has a segment per few entries: the name's format is compiled, into a string kept for the next.
+    segment_name_.clear();
+    auto out = std::back_inserter(segment_name_);
+    fmt::format_to(out, FMT_COMPILE("segment {:#x} ({} pool"), address, segment.large_pool ? "large" : "small");
+    if (segment.stream) fmt::format_to(out, FMT_COMPILE(", stream {:#x}"), segment.stream);
+    segment_name_ += segment.expandable ? ", expandable)" : ")";
+    buffer_.write(trace::HeapCreate{{time_ns, 0}, live.heap, device, address, segment.size, segment_name_});
   }
   segments_[device].insert_or_assign(address, live);
 }

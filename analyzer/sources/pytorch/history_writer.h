@@ -107,6 +107,7 @@ class HistoryWriter {
   std::map<int32_t, std::map<uint64_t, LiveSegment>> segments_;
   std::map<int32_t, std::map<uint64_t, LiveBlock>> blocks_;
   std::map<int32_t, DeviceState> mapped_;  // scratch for remap
+  std::string segment_name_;               // scratch for open_segment
 };
 
 }  // namespace gpumemtrace::pytorch
