@@ -95,6 +95,7 @@ class PickleMachine {
   }
   uint64_t little_endian(size_t count) {
     std::span<const uint8_t> raw = take(count);
+    if (count == 1) return raw[0];  // the arguments of the commonest opcodes
     uint64_t value = 0;
     for (size_t i = count; i-- > 0;) value = value << 8 | raw[i];
     return value;
@@ -411,7 +412,7 @@ class PickleMachine {
     };
     for (Pickle::Id id : keep_) reach(id);
     std::span<uint64_t> logged(memo_log_.begin() + static_cast<std::ptrdiff_t>(mark.memo_log_at), memo_log_.end());
-    std::sort(logged.begin(), logged.end());
+    if (!std::is_sorted(logged.begin(), logged.end())) std::sort(logged.begin(), logged.end());  // MEMOIZE's are
     logged = logged.first(static_cast<size_t>(std::unique(logged.begin(), logged.end()) - logged.begin()));
     for (uint64_t index : logged) {
       const Pickle::Id* id = memo_.find(index);
