@@ -34,7 +34,7 @@ void read_records(sources::SourceRecords& records, const ProgressFn& progress, O
     on_record(*record, records.reader());
     if (--until_progress == 0) {
       until_progress = kProgressEvery;
-      if (progress) progress(records.trace().stop_offset(), records.trace().file_size());
+      if (progress) progress("reading", records.trace().stop_offset(), records.trace().file_size());
     }
   }
 }
@@ -76,7 +76,7 @@ std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, u
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress,
                  const SourceOptions& source_options) {
   Analysis analysis;
-  auto source = std::make_shared<sources::TraceSource>(path);
+  auto source = std::make_shared<sources::TraceSource>(path, progress);
   TraceInfo& info = analysis.trace;
   info.path = path;
   info.snapshot = source->snapshot();

@@ -59,8 +59,9 @@ struct Analysis {
   mutable PassCounts passes;
 };
 
-// Called now and then while reading, with how far the reader is in the file.
-using ProgressFn = std::function<void(uint64_t offset, uint64_t file_size)>;
+// Called now and then while reading ("reading", how far the reader is in the file, its size), and while a
+// snapshot is made into a trace (sources/progress.h).
+using ProgressFn = sources::ProgressFn;
 
 // Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
 // snapshot (sources::TraceSource). A corrupt trace is read up to the damage and flagged (trace.corrupt, trace.error).

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/terminal_text.h"
@@ -15,11 +16,11 @@ Progress::~Progress() {
   if (shown_) fmt::print(stderr, "\r\033[K");
 }
 
-void Progress::operator()(uint64_t offset, uint64_t size) {
-  if (!enabled_ || size == 0) return;
+void Progress::operator()(std::string_view doing, uint64_t done, uint64_t total) {
+  if (!enabled_ || total == 0) return;
   if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
   shown_ = true;
-  fmt::print(stderr, "\rgpumemtrace: reading {}: {}%", terminal_text(path_), offset * 100 / size);
+  fmt::print(stderr, "\rgpumemtrace: {} {}: {}%\033[K", doing, terminal_text(path_), std::min<uint64_t>(done, total) * 100 / total);
   std::fflush(stderr);
 }
 

@@ -1,9 +1,11 @@
-// "gpumemtrace: reading TRACE: 42%" on stderr, when it is a terminal and reading has taken a second.
+// "gpumemtrace: reading TRACE: 42%" on stderr, when it is a terminal and the work has taken a second; a
+// snapshot is also "converting".
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace gpumemtrace::cli {
 
@@ -14,7 +16,7 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  void operator()(uint64_t offset, uint64_t size);
+  void operator()(std::string_view doing, uint64_t done, uint64_t total);
 
  private:
   std::string path_;

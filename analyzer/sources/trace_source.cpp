@@ -8,7 +8,7 @@
 
 namespace gpumemtrace::sources {
 
-TraceSource::TraceSource(const std::string& path) {
+TraceSource::TraceSource(const std::string& path, const ProgressFn& progress) {
   trace::MappedFile file(path);  // throws OpenError when the file cannot be read (a FIFO: at once, never blocking)
   if (!pytorch::looks_like_pickle(file.bytes())) {
     file_ = std::make_shared<const trace::OpenedTrace>(path);
@@ -17,8 +17,14 @@ TraceSource::TraceSource(const std::string& path) {
   }
   try {
     // The pickle's pages are let go of behind the reading: a file of a GB is not held whole.
-    pytorch::SnapshotTrace trace =
-        pytorch::snapshot_trace(file.bytes(), [&file](uint64_t offset) { file.release_before(offset); });
+    uint64_t size = file.bytes().size();
+    pytorch::SnapshotTrace trace = pytorch::snapshot_trace(
+        file.bytes(),
+        [&](uint64_t offset) {
+          file.release_before(offset);
+          if (progress) progress("reading", offset, size);
+        },
+        progress);
     file_ = std::move(trace.trace);
     snapshot_ = trace.info;
   } catch (const pytorch::PickleError& error) {

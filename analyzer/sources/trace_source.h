@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/sources/progress.h"
 #include "analyzer/sources/pytorch/snapshot_trace.h"
 #include "analyzer/sources/snapshot_join.h"
 #include "analyzer/sources/source_records.h"
@@ -21,8 +22,8 @@ namespace gpumemtrace::sources {
 class TraceSource {
  public:
   // Throws trace::OpenError: unreadable, not a trace, or a snapshot that cannot be read (a pickle that is
-  // not plain data, or plain data that is not a snapshot).
-  explicit TraceSource(const std::string& path);
+  // not plain data, or plain data that is not a snapshot). A snapshot's reading and conversion tell `progress`.
+  explicit TraceSource(const std::string& path, const ProgressFn& progress = {});
 
   // A reader from the start of the trace, of its own records only; it may outlive the source.
   std::shared_ptr<trace::Reader> reader() const;

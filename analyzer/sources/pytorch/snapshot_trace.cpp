@@ -19,7 +19,8 @@ constexpr uint64_t kStepNs = 1000;
 
 class Converter {
  public:
-  Converter(SnapshotReader& reader, const Snapshot& snapshot) : reader_(reader), snapshot_(snapshot) {}
+  Converter(SnapshotReader& reader, const Snapshot& snapshot, const sources::ProgressFn& progress)
+      : reader_(reader), snapshot_(snapshot), progress_(progress) {}
 
   SnapshotTrace run() {
     SnapshotTrace out;
@@ -45,8 +46,11 @@ class Converter {
       reserved[device] = undo_entries(state, entries(device), info.inconsistencies);
       writer_.set_state(device, state, reader_, 0, info.inconsistencies);
     }
+    constexpr uint64_t kProgressEvery = uint64_t{1} << 16;  // entries
+    uint64_t converted = 0;
     each_in_time_order(first_us, [&](uint64_t time_ns, int32_t device, size_t index) {
       writer_.forward(device, entries(device)[index], reserved[device][index], reader_, time_ns, info.inconsistencies);
+      if (++converted % kProgressEvery == 0 && progress_) progress_("converting", converted, info.history_entries);
     });
     out.trace = std::make_shared<const trace::OpenedTrace>(writer_.buffer().take_memory_file());
     return out;
@@ -119,15 +123,17 @@ class Converter {
 
   SnapshotReader& reader_;
   const Snapshot& snapshot_;
+  const sources::ProgressFn& progress_;
   HistoryWriter writer_{HistoryWriter::Options{}};
 };
 
 }  // namespace
 
-SnapshotTrace snapshot_trace(std::span<const uint8_t> bytes, std::function<void(uint64_t offset)> read_to) {
+SnapshotTrace snapshot_trace(std::span<const uint8_t> bytes, std::function<void(uint64_t offset)> read_to,
+                             const sources::ProgressFn& progress) {
   SnapshotReader reader(bytes, std::move(read_to));
   Snapshot snapshot = reader.read();
-  return Converter(reader, snapshot).run();
+  return Converter(reader, snapshot, progress).run();
 }
 
 }  // namespace gpumemtrace::pytorch

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "analyzer/sources/progress.h"
 #include "trace/reader/opened_trace.h"
 
 namespace gpumemtrace::pytorch {
@@ -51,7 +52,9 @@ struct SnapshotTrace {
 };
 
 // Throws PickleError (not plain data), SnapshotError (not a snapshot), std::system_error (no memory file).
-// `read_to`: SnapshotReader's (the pickle's pages behind it may go).
-SnapshotTrace snapshot_trace(std::span<const uint8_t> pickle, std::function<void(uint64_t offset)> read_to = {});
+// `read_to`: SnapshotReader's (the pickle's pages behind it may go). `progress` is told how many of the
+// history's entries are converted ("converting").
+SnapshotTrace snapshot_trace(std::span<const uint8_t> pickle, std::function<void(uint64_t offset)> read_to = {},
+                             const sources::ProgressFn& progress = {});
 
 }  // namespace gpumemtrace::pytorch

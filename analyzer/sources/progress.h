@@ -1,0 +1,13 @@
+// Told now and then during long work on a source: what is being done ("reading", "converting"), how far it
+// is and of how much (bytes of a file, entries of a history). The command shows it on a terminal (cli/progress.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace gpumemtrace::sources {
+
+using ProgressFn = std::function<void(std::string_view doing, uint64_t done, uint64_t total)>;
+
+}  // namespace gpumemtrace::sources
