@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "tests/support/temp_files.h"
@@ -17,10 +19,15 @@ std::string tracer_preload() {
 }
 
 std::string make_temp_dir() {
-  // Kept until the test program ends, then removed with everything in it.
+  // Kept until the test program ends, then removed with everything in it. Tests trace several ranks at once,
+  // each from a thread of its own.
+  static std::mutex lock;
   static std::vector<std::unique_ptr<ScratchDir>> dirs;
-  dirs.push_back(std::make_unique<ScratchDir>());
-  return dirs.back()->path();
+  auto dir = std::make_unique<ScratchDir>();
+  std::string path = dir->path();
+  std::lock_guard<std::mutex> hold(lock);
+  dirs.push_back(std::move(dir));
+  return path;
 }
 
 bool file_exists(const std::string& path) {
