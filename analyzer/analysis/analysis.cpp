@@ -37,6 +37,7 @@ void read_records(sources::SourceRecords& records, const ProgressFn& progress, O
       if (progress) progress("reading", records.trace().stop_offset(), records.trace().file_size());
     }
   }
+  if (progress) progress("reading", records.trace().file_size(), records.trace().file_size());
 }
 
 // The first reading: into a fresh replay, and the TorchSnapshot records it passes.
@@ -81,6 +82,7 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   info.path = path;
   info.snapshot = source->snapshot();
   analysis.options = options;
+  analysis.progress = progress;
   std::vector<sources::NamedSnapshot> named;
   bool join = source_options.join_snapshots && !source->snapshot();
   analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr);
@@ -104,7 +106,7 @@ void read_again(const Analysis& analysis, Pass pass, replay::Replay& replay, con
   analysis.passes.ran(pass);
   // As many of the trace's records as the first reading: a trace still being written may have grown since.
   sources::SourceRecords records = analysis.source->records(analysis.trace.records);
-  read_records(records, progress,
+  read_records(records, progress ? progress : analysis.progress,
                [&](const trace::Record& record, const trace::Reader& reader) { visit(record, reader, replay); });
   replay.finish(records.trace());
 }

@@ -45,6 +45,10 @@ struct TraceInfo {
   }
 };
 
+// Called now and then while reading ("reading", how far the reader is in the file, its size; at the end, all
+// of it), and while a snapshot is made into a trace (sources/progress.h).
+using ProgressFn = sources::ProgressFn;
+
 // How a path is read.
 struct SourceOptions {
   bool join_snapshots = true;  // a trace with the PyTorch snapshots its records name (snapshot_join.h)
@@ -57,11 +61,8 @@ struct Analysis {
   std::unique_ptr<replay::Replay> replay;
   // The passes made so far: the first ones, and the second readings asked for later (through a const Analysis).
   mutable PassCounts passes;
+  ProgressFn progress;  // what analyze() was told: the later readings tell it too
 };
-
-// Called now and then while reading ("reading", how far the reader is in the file, its size), and while a
-// snapshot is made into a trace (sources/progress.h).
-using ProgressFn = sources::ProgressFn;
 
 // Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
 // snapshot (sources::TraceSource). A corrupt trace is read up to the damage and flagged (trace.corrupt, trace.error).

@@ -1,5 +1,5 @@
 // "gpumemtrace: reading TRACE: 42%" on stderr, when it is a terminal and the work has taken a second; a
-// snapshot is also "converting".
+// snapshot is also "converting". The line goes when the work is done (told all of it), and at the end.
 #pragma once
 
 #include <chrono>
@@ -19,9 +19,13 @@ class Progress {
   void operator()(std::string_view doing, uint64_t done, uint64_t total);
 
  private:
+  void clear();
+
   std::string path_;
   bool enabled_;
   bool shown_ = false;
+  std::string doing_;     // what the line shows
+  uint64_t percent_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

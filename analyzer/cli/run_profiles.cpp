@@ -16,8 +16,11 @@ namespace gpumemtrace::cli {
 
 analysis::Analysis read_trace(const std::string& path, const replay::ReplayOptions& options,
                               const analysis::SourceOptions& source) {
-  Progress progress(path);
-  analysis::Analysis analysis = analysis::analyze(path, options, std::ref(progress), source);
+  // The progress is shown by the later readings too (a second one for the used view): it lives with the analysis.
+  auto progress = std::make_shared<Progress>(path);
+  analysis::Analysis analysis = analysis::analyze(
+      path, options, [progress](std::string_view doing, uint64_t done, uint64_t total) { (*progress)(doing, done, total); },
+      source);
   if (analysis.trace.joined)
     for (const std::string& unreadable : analysis.trace.joined->unreadable)
       print_warning(unreadable + ": the trace is analyzed without this PyTorch snapshot");

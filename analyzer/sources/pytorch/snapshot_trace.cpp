@@ -52,6 +52,7 @@ class Converter {
       writer_.forward(device, entries(device)[index], reserved[device][index], reader_, time_ns, info.inconsistencies);
       if (++converted % kProgressEvery == 0 && progress_) progress_("converting", converted, info.history_entries);
     });
+    if (progress_) progress_("converting", info.history_entries, info.history_entries);
     out.trace = std::make_shared<const trace::OpenedTrace>(writer_.buffer().take_memory_file());
     return out;
   }

@@ -19,7 +19,8 @@ struct Told {
   uint64_t total = 0;
 };
 
-// 70,000 allocations: Python's pickler appends them 1,000 at a time, and the conversion tells every 65,536.
+// 70,000 allocations: Python's pickler appends them 1,000 at a time, and the conversion tells every 65,536
+// and at its end.
 TEST(TraceSource, ASnapshotTellsHowFarItsReadingAndConversionAre) {
   ScratchDir scratch;
   std::string path = write_file(
@@ -42,10 +43,12 @@ TEST(TraceSource, ASnapshotTellsHowFarItsReadingAndConversionAre) {
   for (const Told& t : reading) EXPECT_EQ(t.total, size);
   EXPECT_GT(reading.back().done, size * 9 / 10);
   EXPECT_LT(reading.back().done, size);
-  ASSERT_EQ(converting.size(), 1u);
+  ASSERT_EQ(converting.size(), 2u);
   EXPECT_EQ(converting[0].doing, "converting");
   EXPECT_EQ(converting[0].done, 65536u);
   EXPECT_EQ(converting[0].total, 70000u);
+  EXPECT_EQ(converting[1].done, 70000u) << "all of it, at the end: the line goes";
+  EXPECT_EQ(converting[1].total, 70000u);
   EXPECT_EQ(told.back().doing, "converting") << "the conversion comes after the reading";
 }
 
