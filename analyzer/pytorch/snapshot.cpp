@@ -161,12 +161,13 @@ class SnapshotReader::Walk {
   }
   uint64_t count_field(const Dict& dict, std::string_view key) { return count_field(key, dict.find(key)); }
 
-  // A list of frames, or a text: missing or None is none.
-  FramesId frames_field(std::string_view key, std::optional<Id> id) {
+  // A list of frames, or a text: missing or None is none; so is an empty list, unless `empty_too` (the list
+  // may still grow: whether it is empty is known when the whole pickle is read).
+  FramesId frames_field(std::string_view key, std::optional<Id> id, bool empty_too = false) {
     id = unless_none(id);
     if (!id) return kNoFrames;
     Step step(*this, key);
-    return list(*id).empty() ? kNoFrames : *id;
+    return list(*id).empty() && !empty_too ? kNoFrames : *id;
   }
   FramesId frames_field(const Dict& dict, std::string_view key) { return frames_field(key, dict.find(key)); }
   std::string_view text_field(std::string_view key, std::optional<Id> id) {
@@ -253,7 +254,8 @@ SnapshotSegment read_segment(Walk& walk, Id id, bool& legacy) {
   return segment;
 }
 
-SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& known) {
+// `streamed`: its frames are a list even when empty (HistoryStream::release says which are).
+SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& known, bool streamed = false) {
   enum Key : uint8_t { kAction, kAddr, kSize, kStream, kTimeUs, kFrames, kUserMetadata, kDeviceFree, kKeys };
   static constexpr std::array<std::string_view, kKeys> kNames = {
       schema::kAction, schema::kAddr,   schema::kSize,         schema::kStream,
@@ -280,7 +282,7 @@ SnapshotEntry read_entry(Walk& walk, Id id, uint64_t& unknown_actions, bool& kno
   if (walk.unless_none(found[kStream]))
     entry.stream = static_cast<uint64_t>(walk.field(schema::kStream, found[kStream], [&](Id v) { return walk.integer(v); }));
   if (walk.unless_none(found[kTimeUs])) entry.time_us = walk.count_field(schema::kTimeUs, found[kTimeUs]);
-  entry.frames = walk.frames_field(schema::kFrames, found[kFrames]);
+  entry.frames = walk.frames_field(schema::kFrames, found[kFrames], streamed);
   entry.user_metadata = walk.text_field(schema::kUserMetadata, found[kUserMetadata]);
   return entry;
 }
@@ -341,10 +343,9 @@ class SnapshotReader::HistoryStream : public PickleListSink {
     if (!walk_) walk_.emplace(reader_, pickle);  // one for every entry (its path's vector is made once)
     walk_->charge(1);  // as the list's item (Walk::list)
     bool known = false;
-    SnapshotEntry entry = read_entry(*walk_, item, unknown_actions_, known);
+    SnapshotEntry entry = read_entry(*walk_, item, unknown_actions_, known, true);
     if (!known) return;
-    // Frames that are a history list: empty here, its entries read whole.
-    if (entry.frames == kNoFrames && refers_to_history(item)) throw NotStreamed{};
+    if (entry.frames != kNoFrames && taken_.contains(entry.frames)) throw NotStreamed{};  // empty here, not whole
     if (entry.frames != kNoFrames) keep.push_back(entry.frames);
     if (list != last_list_) {
       last_taken_ = &taken_[list];
@@ -368,17 +369,14 @@ class SnapshotReader::HistoryStream : public PickleListSink {
     if (reader_.read_to_) reader_.read_to_(offset);
   }
 
-  bool refers_to_history(Id entry) {
-    std::optional<Id> frames = Walk::Dict(*walk_, entry).find(schema::kFrames);
-    return frames && taken_.contains(*frames);
-  }
-
-  // The entries of a list it took, once.
   bool took(Id list) const { return taken_.contains(list); }
-  EntryArray<SnapshotEntry> release(Id list) {
+  // The entries of a list it took, once, when the whole pickle is read: frames still empty are none.
+  EntryArray<SnapshotEntry> release(Id list, const Pickle& pickle) {
     Taken& taken = taken_.at(list);
     if (taken.released) throw NotStreamed{};  // device_traces holds the list twice
     taken.released = true;
+    for (SnapshotEntry& entry : taken.entries)
+      if (entry.frames != kNoFrames && pickle.items(pickle[entry.frames]).empty()) entry.frames = kNoFrames;
     return std::move(taken.entries);
   }
   bool all_released() const {
@@ -464,7 +462,7 @@ Snapshot SnapshotReader::read(HistoryStream* stream) {
     std::span<const Id> items = walk.list(devices[device]);
     if (stream && stream->took(devices[device])) {
       if (!items.empty()) throw NotStreamed{};  // also appended to as no history list is
-      entries = stream->release(devices[device]);
+      entries = stream->release(devices[device], pickle);
       continue;
     }
     for (size_t i = 0; i < items.size(); ++i) {

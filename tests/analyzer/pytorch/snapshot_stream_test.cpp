@@ -210,8 +210,10 @@ TEST(SnapshotStream, PythonPicklesOfEveryProtocolReadAsWhole) {
   expect_streamed_as_whole(python_pickle(snapshot + "v['device_traces'] = [entries[1]]\nv['other'] = entries", 4), 3);
   expect_streamed_as_whole(python_pickle(snapshot + "v['device_traces'] = [entries[0], entries[0]]", 4), 2 * 1950);
   expect_streamed_as_whole(python_pickle(snapshot + "entries[0][5]['size'] = -1", 4));
-  // An entry whose frames are its own history list (the fuzzer's): those frames are the entries, read whole.
+  // An entry whose frames are its own history list, or the list of them still being written (the fuzzer's): the
+  // frames are what the whole pickle has, not what the list held when the entry was read.
   expect_streamed_as_whole(python_pickle(snapshot + "entries[0][0]['frames'] = entries[0]", 4), 1953);
+  expect_streamed_as_whole(python_pickle(snapshot + "entries[0][0]['frames'] = entries", 4));  // lists, not frames
   // Frames of their own in each entry, as PyTorch writes them: the entry's dict grows after its frames list was
   // made, and moves past it in the pickle's items.
   expect_streamed_as_whole(
