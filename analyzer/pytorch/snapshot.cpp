@@ -73,19 +73,9 @@ class SnapshotReader::Walk {
       items_ = walk.pickle_.items(value);
       walk.charge(items_.size());
     }
-    std::optional<Id> find(std::string_view key) const {
-      for (size_t i = items_.size(); i >= 2; i -= 2) {
-        const PickleValue& k = walk_.pickle_[items_[i - 2]];
-        if (k.kind == PickleKind::Str && walk_.pickle_.text(k) == key) return items_[i - 1];
-      }
-      return std::nullopt;
-    }
-    Id at(std::string_view key) const {
-      std::optional<Id> id = find(key);
-      if (!id) walk_.fail(fmt::format("has no '{}'", key));
-      return *id;
-    }
-    // What find() gives for each of `keys`, in one walk over the dict: a history entry has millions.
+    std::optional<Id> find(std::string_view key) const { return find_all(std::array{key})[0]; }
+    Id at(std::string_view key) const { return walk_.required(key, find(key)); }
+    // What find() gives for each of `keys` (none empty), in one walk over the dict: a history entry has millions.
     template <size_t N>
     std::array<std::optional<Id>, N> find_all(const std::array<std::string_view, N>& keys) const {
       std::array<std::optional<Id>, N> found;
@@ -145,12 +135,17 @@ class SnapshotReader::Walk {
     return id;
   }
 
+  // What the dict has for `key` (`id`), which must be there.
+  Id required(std::string_view key, std::optional<Id> id) const {
+    if (!id) fail(fmt::format("has no '{}'", key));
+    return *id;
+  }
   // A field that must be there: `id` is what the dict has for `key`.
   template <typename Read>
   auto field(std::string_view key, std::optional<Id> id, Read read) {
-    if (!id) fail(fmt::format("has no '{}'", key));
+    Id value = required(key, id);
     Step step(*this, key);
-    return read(*id);
+    return read(value);
   }
   template <typename Read>
   auto field(const Dict& dict, std::string_view key, Read read) {

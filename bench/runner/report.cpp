@@ -160,8 +160,8 @@ void print_targets(const std::vector<CaptureResult>& capture, const std::vector<
   for (const auto& r : analyzer) {
     if (!r.heaptrack_print) continue;
     double ratio = r.ours.events_per_second(r.events) / r.heaptrack_print->events_per_second(r.events);
-    fmt::print("| analyzer ≥ 3× heaptrack_print's events/s ({} events) | {:.2f}× | {} |\n", millions(r.events), ratio,
-               verdict(ratio >= 3));
+    fmt::print("| analyzer ≥ 10× heaptrack_print's events/s ({} events) | {:.2f}× | {} |\n", millions(r.events), ratio,
+               verdict(ratio >= 10));
   }
   if (analyzer.size() >= 2) {
     const auto& small = analyzer.front();
