@@ -19,8 +19,8 @@ SourceRecords::SourceRecords(std::shared_ptr<trace::Reader> trace, uint64_t limi
   if (!joined.empty()) joined_ = std::make_unique<trace::Reader>(joined);
 }
 
-const trace::Record* SourceRecords::next() {
-  if (joined_ && !waiting_) waiting_ = joined_->next();
+const trace::Record* SourceRecords::next_with_joined() {
+  if (!waiting_) waiting_ = joined_->next();
   // A joined record goes when the trace's records before it have gone (the records an event needs, such as its
   // stack's nodes, go with it at once), and all of them once the trace has ended.
   if (waiting_ && (trace_done_ || !is_event(*waiting_) || joined_events_ >= positions_.size() ||
@@ -37,7 +37,7 @@ const trace::Record* SourceRecords::next() {
   }
   trace_done_ = true;
   if (!waiting_) return nullptr;
-  return next();
+  return next_with_joined();
 }
 
 }  // namespace gpumemtrace::sources

@@ -20,13 +20,21 @@ class SourceRecords {
                 std::span<const uint64_t> positions = {});
 
   // The next record, or nullptr at the end. Valid until the next call.
-  const trace::Record* next();
+  const trace::Record* next() {
+    if (joined_) return next_with_joined();
+    // A trace alone: its reader's records, inline (one call less per record).
+    const trace::Record* record = trace_done_ || trace_->records() >= limit_ ? nullptr : trace_->next();
+    trace_done_ = !record;
+    return record;
+  }
   // The reader of the record next() returned.
   const trace::Reader& reader() const { return *from_; }
   // The trace's own reader: its status, offsets, process.
   trace::Reader& trace() const { return *trace_; }
 
  private:
+  const trace::Record* next_with_joined();
+
   std::shared_ptr<trace::Reader> trace_;
   uint64_t limit_;
   std::unique_ptr<trace::Reader> joined_;

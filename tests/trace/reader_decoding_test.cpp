@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 #include "tests/support/decode_helpers.h"
 #include "tests/support/temp_files.h"
+#include "trace/reader/field_cursor.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -18,6 +20,40 @@ const T& as(const trace::Record& record) {
   const T* out = std::get_if<T>(&record);
   if (!out) throw std::runtime_error("unexpected record " + std::string(trace::record_name(record)));
   return *out;
+}
+
+// A varint reads the same whether the data ends right after it (each byte checked against the end) or has room
+// for the longest one after it (FieldCursor's path without those checks); so does a varint too long.
+TEST(ReaderDecoding, VarintsReadTheSameWithAndWithoutRoomAfterThem) {
+  std::vector<uint64_t> values = {0, 1, 127, 128, 300, ~uint64_t{0}, uint64_t{1} << 63};
+  for (unsigned bits = 7; bits < 64; bits += 7) {
+    values.push_back((uint64_t{1} << bits) - 1);
+    values.push_back(uint64_t{1} << bits);
+  }
+  for (uint64_t value : values) {
+    for (size_t room : {size_t{0}, format::kMaxVarintBytes}) {
+      std::vector<uint8_t> bytes(format::kMaxVarintBytes + room, 0xAA);
+      size_t length = static_cast<size_t>(format::put_varint(bytes.data(), value) - bytes.data());
+      bytes.resize(length + room);
+      trace::FieldCursor cursor(bytes.data(), bytes.data() + bytes.size());
+      EXPECT_EQ(cursor.u(), value) << value << ", room " << room;
+      EXPECT_EQ(cursor.position(), bytes.data() + length) << value;
+      EXPECT_EQ(cursor.failure(), trace::FieldCursor::Failure::None) << value;
+      if (length == 1) continue;
+      trace::FieldCursor cut(bytes.data(), bytes.data() + length - 1);  // the last byte missing
+      EXPECT_EQ(cut.u(), 0u);
+      EXPECT_EQ(cut.failure(), trace::FieldCursor::Failure::EndOfData) << value;
+    }
+  }
+  for (size_t room : {size_t{0}, format::kMaxVarintBytes}) {
+    std::vector<uint8_t> too_long(format::kMaxVarintBytes - 1, 0x80);
+    too_long.push_back(0x02);  // a 10th byte with more than bit 63
+    too_long.resize(too_long.size() + room, 0);
+    trace::FieldCursor cursor(too_long.data(), too_long.data() + too_long.size());
+    EXPECT_EQ(cursor.u(), 0u);
+    EXPECT_EQ(cursor.failure(), trace::FieldCursor::Failure::VarintOverflow) << "room " << room;
+    EXPECT_EQ(cursor.failure_position(), too_long.data());
+  }
 }
 
 TEST(ReaderDecoding, HeaderOnlyIsAnEmptyTruncatedTrace) {
