@@ -55,7 +55,7 @@ class PickleMachine {
   PickleMachine(Pickle& out, std::span<const uint8_t> bytes, PickleListSink* sink)
       : out_(out), bytes_(bytes), sink_(sink) {}
 
-  Pickle::Id run() {
+  [[gnu::flatten]] Pickle::Id run() {
     while (true) {
       op_offset_ = pos_;
       if (pos_ >= bytes_.size()) fail("the pickle ends without its STOP opcode (truncated)");
@@ -69,7 +69,9 @@ class PickleMachine {
   }
 
  private:
-  [[noreturn]] void refuse(const OpInfo* info) const {
+  // The failures are out of line and cold, and the commonest steps inlined into the loop: a snapshot's
+  // history is tens of millions of opcodes, and calls were half of the instructions each one took.
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse(const OpInfo* info) const {
     if (!info) fail(fmt::format("byte {:#04x} at byte offset {} is not a pickle opcode", bytes_[op_offset_], op_offset_));
     if (info->use == OpUse::Code)
       fail(fmt::format("pickle opcode {} ({:#04x}) at byte offset {} imports or calls code; only plain data "
@@ -80,20 +82,28 @@ class PickleMachine {
                      info->name, static_cast<uint8_t>(info->op), op_offset_));
   }
 
-  [[noreturn]] void fail(const std::string& message) const { throw PickleError(message); }
-  [[noreturn]] void malformed(std::string_view what) const {
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(const std::string& message) const { throw PickleError(message); }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(const char* message) const { throw PickleError(message); }
+  [[noreturn, gnu::cold, gnu::noinline]] void malformed(std::string_view what) const {
     fail(fmt::format("malformed pickle: {} at byte offset {} ({})", op_->name, op_offset_, what));
   }
 
-  std::span<const uint8_t> take(uint64_t count) {
-    if (count > bytes_.size() - pos_)
-      fail(fmt::format("the pickle is truncated: {} at byte offset {} needs {} bytes, {} remain", op_->name, op_offset_,
-                       count, bytes_.size() - pos_));
+  [[noreturn, gnu::cold, gnu::noinline]] void truncated(uint64_t count) const {
+    fail(fmt::format("the pickle is truncated: {} at byte offset {} needs {} bytes, {} remain", op_->name, op_offset_,
+                     count, bytes_.size() - pos_));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void too_long(uint64_t length) const {
+    fail(fmt::format("{} at byte offset {}: a string of {} bytes is too long", op_->name, op_offset_, length));
+  }
+
+  [[gnu::always_inline]] std::span<const uint8_t> take(uint64_t count) {
+    if (count > bytes_.size() - pos_) [[unlikely]]
+      truncated(count);
     std::span<const uint8_t> out = bytes_.subspan(pos_, count);
     pos_ += count;
     return out;
   }
-  uint64_t little_endian(size_t count) {
+  [[gnu::always_inline]] uint64_t little_endian(size_t count) {
     std::span<const uint8_t> raw = take(count);
     if (count == 1) return raw[0];  // the arguments of the commonest opcodes
     uint64_t value = 0;
@@ -101,8 +111,9 @@ class PickleMachine {
     return value;
   }
 
-  Pickle::Id add(PickleValue value) {
-    if (out_.values_.size() >= kFirstMarker) fail("the pickle has more values than this reader holds");
+  [[gnu::always_inline]] Pickle::Id add(PickleValue value) {
+    if (out_.values_.size() >= kFirstMarker) [[unlikely]]
+      fail("the pickle has more values than this reader holds");
     out_.values_.push_back(value);
     ++out_.total_values_;
     return static_cast<Pickle::Id>(out_.values_.size() - 1);
@@ -115,8 +126,8 @@ class PickleMachine {
     out_.items_.insert(out_.items_.end(), items.begin(), items.end());
     return add({kind, false, 0, out_.containers_.size() - 1});
   }
-  Pickle::Id add_int(bool negative, uint64_t magnitude) { return add({PickleKind::Int, negative && magnitude, 0, magnitude}); }
-  void push(Pickle::Id id) { stack_.push_back(id); }
+  [[gnu::always_inline]] Pickle::Id add_int(bool negative, uint64_t magnitude) { return add({PickleKind::Int, negative && magnitude, 0, magnitude}); }
+  [[gnu::always_inline]] void push(Pickle::Id id) { stack_.push_back(id); }
   Pickle::Id pop() {
     if (stack_.size() <= marked_floor()) malformed("the stack is empty");
     Pickle::Id id = stack_.back();
@@ -170,8 +181,9 @@ class PickleMachine {
     into.size += size;
     out_.total_items_ += items.size();
   }
-  void add_text(PickleKind kind, uint64_t length) {
-    if (length > UINT32_MAX) fail(fmt::format("{} at byte offset {}: a string of {} bytes is too long", op_->name, op_offset_, length));
+  [[gnu::always_inline]] void add_text(PickleKind kind, uint64_t length) {
+    if (length > UINT32_MAX) [[unlikely]]
+      too_long(length);
     uint64_t offset = pos_;
     take(length);
     push(add({kind, false, static_cast<uint32_t>(length), offset}));
@@ -209,7 +221,7 @@ class PickleMachine {
     push(*id);
   }
 
-  void step(Op op) {
+  [[gnu::always_inline]] void step(Op op) {
     switch (op) {
       case Op::Proto: {
         uint8_t version = take(1)[0];
