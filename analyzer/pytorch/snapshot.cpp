@@ -26,25 +26,34 @@ class SnapshotReader::Walk {
  public:
   Walk(SnapshotReader& reader, const Pickle& pickle) : reader_(reader), pickle_(pickle) {}
 
-  // A step into a key or an item, for messages; undone when it goes out of scope.
+  // A step into a key or an item, for messages; undone when it goes out of scope. The steps are a chain
+  // through the stack, read only when a message is made: a history has millions of fields.
   class Step {
    public:
-    Step(Walk& walk, std::variant<std::string_view, size_t> step) : walk_(walk) { walk_.path_.push_back(step); }
-    ~Step() { walk_.path_.pop_back(); }
+    Step(Walk& walk, std::variant<std::string_view, size_t> step)
+        : walk_(walk), step_(step), outer_(walk.innermost_) {
+      walk_.innermost_ = this;
+    }
+    ~Step() { walk_.innermost_ = outer_; }
     Step(const Step&) = delete;
     Step& operator=(const Step&) = delete;
 
    private:
+    friend class Walk;
     Walk& walk_;
+    std::variant<std::string_view, size_t> step_;
+    const Step* outer_;
   };
 
-  [[noreturn]] void fail(std::string_view what) const {
+  [[noreturn, gnu::cold]] void fail(std::string_view what) const {
+    std::vector<const Step*> path;
+    for (const Step* step = innermost_; step; step = step->outer_) path.push_back(step);
     std::string where;
-    for (const auto& step : path_) {
-      if (const auto* key = std::get_if<std::string_view>(&step))
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      if (const auto* key = std::get_if<std::string_view>(&(*it)->step_))
         where += fmt::format("{}{}", where.empty() ? "" : ".", *key);
       else
-        where += fmt::format("[{}]", std::get<size_t>(step));
+        where += fmt::format("[{}]", std::get<size_t>((*it)->step_));
     }
     throw SnapshotError(fmt::format("not a PyTorch memory snapshot: {}{}{}", where, where.empty() ? "" : " ", what));
   }
@@ -175,7 +184,7 @@ class SnapshotReader::Walk {
 
   SnapshotReader& reader_;
   const Pickle& pickle_;
-  std::vector<std::variant<std::string_view, size_t>> path_;
+  const Step* innermost_ = nullptr;
 };
 
 SnapshotReader::SnapshotReader(std::span<const uint8_t> bytes, ReadTo read_to)

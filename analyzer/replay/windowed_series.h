@@ -41,7 +41,10 @@ class WindowedSeries {
       if (!runs_.empty() && runs_.back().window == end_) runs_.pop_back();
     }
     // A merged window can differ from the one before it only where a run starts in it or in the pair before.
-    std::vector<Run> merged;
+    // Merged into one scratch vector for all series, then copied back into runs_'s own memory: every heap
+    // of a long history is halved many times, and a new vector each time was an allocation each time.
+    static thread_local std::vector<Run> merged;
+    merged.clear();
     size_t run = 0;
     auto value_at = [&](uint32_t w) {  // w increasing from call to call
       while (run + 1 < runs_.size() && runs_[run + 1].window <= w) ++run;
@@ -56,7 +59,7 @@ class WindowedSeries {
         done = pair + 1;
       }
     }
-    runs_ = std::move(merged);
+    runs_.assign(merged.begin(), merged.end());
     end_ /= 2;
   }
 
@@ -90,7 +93,9 @@ class WindowedSeries {
   static uint64_t reduce(uint64_t a, uint64_t b) { return kReduce == Reduce::Min ? std::min(a, b) : std::max(a, b); }
   // Window `window`, after the last run, holds `value` (the windows before the first run hold 0).
   static void append(std::vector<Run>& runs, uint32_t window, uint64_t value) {
-    if (value != (runs.empty() ? 0 : runs.back().value)) runs.push_back({window, value});
+    if (value == (runs.empty() ? 0 : runs.back().value)) return;
+    if (runs.capacity() == 0) runs.reserve(4);  // one allocation, not three, for a segment's few runs
+    runs.push_back({window, value});
   }
 
   std::vector<Run> runs_;

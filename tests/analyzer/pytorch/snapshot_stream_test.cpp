@@ -223,6 +223,34 @@ TEST(SnapshotStream, PythonPicklesOfEveryProtocolReadAsWhole) {
       1953);
 }
 
+// A field of the wrong kind is named by where it is, streamed or not (the walk's steps are a chain through the
+// stack, read only for the message).
+TEST(SnapshotStream, AWrongFieldIsNamedByWhereItIs) {
+  const std::string snapshot =
+      "v = {'segments': [{'device': 0, 'address': 0, 'total_size': 1 << 20, 'stream': 0, 'segment_type': 'large',\n"
+      "                   'blocks': [{'size': 512, 'state': 'active_allocated'}, {'size': 512, 'state': 'inactive'}]}],\n"
+      "     'device_traces': [[{'action': 'alloc', 'addr': 512 * i, 'size': 512, 'stream': 0, 'time_us': i}\n"
+      "                        for i in range(1500)]]}\n";
+  struct Case {
+    std::string change, message;
+  } cases[] = {
+      {"v['segments'][0]['blocks'][1]['size'] = 'big'",
+       "not a PyTorch memory snapshot: segments[0].blocks[1].size is a str, not a non-negative integer"},
+      {"v['segments'][0]['blocks'][1]['state'] = 'gone'",
+       "not a PyTorch memory snapshot: segments[0].blocks[1].state is 'gone', not a block state"},
+      {"del v['segments'][0]['blocks'][0]['size']", "not a PyTorch memory snapshot: segments[0].blocks[0] has no 'size'"},
+      {"v['device_traces'][0][1200]['addr'] = -512",
+       "not a PyTorch memory snapshot: device_traces[0][1200].addr is a int, not a non-negative integer"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.change);
+    std::vector<uint8_t> bytes = python_pickle(snapshot + c.change, 4);
+    pytorch::SnapshotReader streamed(bytes);
+    EXPECT_EQ(described(streamed), "snapshot error: " + c.message + "\n");
+    expect_streamed_as_whole(bytes);
+  }
+}
+
 // While the history streams, the reader says after each batch of entries how far it has read, so that the
 // pages of a mapped pickle behind it can go (sources/trace_source.cpp): 2600 entries, three batches.
 TEST(SnapshotStream, TheReaderSaysHowFarItHasReadAfterEachBatch) {
