@@ -27,22 +27,6 @@ SegmentPlacement simulated_device_placement() {
           [state](uint64_t address, uint64_t size) { state->freed[size].push_back(address); }};
 }
 
-bool Allocator::BySize::operator()(BlockId a, BlockId b) const {
-  const Block& x = (*blocks)[a];
-  const Block& y = (*blocks)[b];
-  return std::tie(x.stream, x.size, x.address) < std::tie(y.stream, y.size, y.address);
-}
-
-bool Allocator::BySize::operator()(BlockId a, SizeKey b) const {
-  const Block& x = (*blocks)[a];
-  return std::tie(x.stream, x.size) < std::tie(b.stream, b.size);
-}
-
-bool Allocator::BySize::operator()(SizeKey a, BlockId b) const {
-  const Block& y = (*blocks)[b];
-  return std::tie(a.stream, a.size) < std::tie(y.stream, y.size);
-}
-
 bool Allocator::ByAddress::operator()(BlockId a, BlockId b) const {
   const Block& x = (*blocks)[a];
   const Block& y = (*blocks)[b];
@@ -52,8 +36,6 @@ bool Allocator::ByAddress::operator()(BlockId a, BlockId b) const {
 Allocator::Allocator(Settings settings, SegmentPlacement placement)
     : settings_(settings), placement_(std::move(placement)) {
   for (Pool* pool : {&small_, &large_}) {
-    pool->blocks = std::set<BlockId, BySize>(BySize{&blocks_});
-    pool->releasable = std::set<BlockId, BySize>(BySize{&blocks_});
     pool->unmapped = std::set<BlockId, ByAddress>(ByAddress{&blocks_});
   }
   small_.small = true;
@@ -91,8 +73,8 @@ bool Allocator::gc_on() const {
 void Allocator::cache(BlockId id) {
   Pool& pool = pool_of(blocks_[id].small);
   blocks_[id].gc_base = pool.get_free_block_calls;
-  pool.blocks.insert(id);
-  if (releasable(id)) pool.releasable.insert(id);
+  pool.blocks.insert(pool_key(id));
+  if (releasable(id)) pool.releasable.insert(pool_key(id));
 }
 
 // What release_blocks does something with: a whole segment, or an expandable segment's block holding a whole
@@ -106,8 +88,8 @@ bool Allocator::releasable(BlockId id) const {
 }
 
 void Allocator::uncache(Pool& pool, BlockId id) {
-  pool.blocks.erase(id);
-  pool.releasable.erase(id);
+  pool.blocks.erase(pool_key(id));
+  pool.releasable.erase(pool_key(id));
 }
 
 bool Allocator::allocatable(BlockId id) const {
@@ -115,24 +97,25 @@ bool Allocator::allocatable(BlockId id) const {
 }
 
 std::optional<BlockId> Allocator::find_free_block(const Pool& pool, uint64_t size, uint64_t stream) const {
-  auto it = pool.blocks.lower_bound(SizeKey{stream, size});
-  auto on_stream = [&](auto at) { return at != pool.blocks.end() && blocks_[*at].stream == stream; };
+  auto it = pool.blocks.lower_bound(PoolKey::at_least(stream, size));
+  auto on_stream = [&](auto at) { return at != pool.blocks.end() && at->stream == stream; };
   if (!on_stream(it)) return std::nullopt;
-  if (blocks_[*it].expandable >= 0 && settings_.expandable_segments) {
+  if (blocks_[it->id].expandable >= 0 && settings_.expandable_segments) {
     // An expandable block counts for best fit as the size it could grow to over the unmapped range after it.
     auto could_grow_to = [this](BlockId id) {
       const Block& b = blocks_[id];
       return b.size + (b.next != kNone && !blocks_[b.next].mapped ? blocks_[b.next].size : 0);
     };
     auto next = std::next(it);
-    while (blocks_[*it].expandable >= 0 && on_stream(next) && could_grow_to(*next) < could_grow_to(*it)) it = next++;
+    while (blocks_[it->id].expandable >= 0 && on_stream(next) && could_grow_to(next->id) < could_grow_to(it->id))
+      it = next++;
   }
-  const Block& found = blocks_[*it];
+  const Block& found = blocks_[it->id];
   // An oversize block is not handed to a request below max_split_size, nor to a much smaller oversize one.
   if (size < settings_.max_split_size && found.size >= settings_.max_split_size) return std::nullopt;
   if (size >= settings_.max_split_size && found.size >= size + settings_.max_non_split_rounding_size)
     return std::nullopt;
-  return *it;
+  return it->id;
 }
 
 bool Allocator::should_split(const Block& block, uint64_t size) const {
@@ -236,8 +219,8 @@ bool Allocator::release_available_cached_blocks(Pool& pool, uint64_t size, uint6
   if (settings_.max_split_size == kUnlimited) return false;
   uint64_t target = std::max(size, settings_.max_split_size);
   std::vector<BlockId> on_stream;  // the stream's cached blocks, by size
-  for (BlockId id : pool.blocks)
-    if (blocks_[id].stream == stream && blocks_[id].expandable < 0) on_stream.push_back(id);
+  for (const PoolKey& block : pool.blocks)
+    if (block.stream == stream && blocks_[block.id].expandable < 0) on_stream.push_back(block.id);
   auto first = std::find_if(on_stream.begin(), on_stream.end(), [&](BlockId id) { return blocks_[id].size >= target; });
   if (first != on_stream.end()) {
     release_block(*first);
@@ -265,7 +248,7 @@ void Allocator::synchronize_pending() {
 void Allocator::release_blocks(Pool& pool) {
   std::vector<BlockId> to_unmap;
   for (auto it = pool.releasable.begin(); it != pool.releasable.end();) {
-    BlockId id = *it++;
+    BlockId id = (it++)->id;
     if (blocks_[id].expandable >= 0)
       to_unmap.push_back(id);
     else if (!blocks_[id].split())
@@ -300,9 +283,9 @@ void Allocator::garbage_collect() {
   auto freeable = [this](BlockId id) { return !blocks_[id].split() && blocks_[id].expandable < 0; };
   uint64_t total_age = 0;
   int64_t count = 0;
-  for (BlockId id : large_.blocks)
-    if (freeable(id)) {
-      total_age += age(id);
+  for (const PoolKey& block : large_.blocks)
+    if (freeable(block.id)) {
+      total_age += age(block.id);
       ++count;
     }
   uint64_t reclaimed = 0;
@@ -311,7 +294,7 @@ void Allocator::garbage_collect() {
     double threshold_age = static_cast<double>(total_age) / static_cast<double>(count);
     freed = false;
     for (auto it = large_.blocks.begin(); it != large_.blocks.end();) {
-      BlockId id = *it++;
+      BlockId id = (it++)->id;
       if (freeable(id) && static_cast<double>(age(id)) >= threshold_age) {
         freed = true;
         reclaimed += blocks_[id].size;
@@ -383,9 +366,9 @@ uint64_t Allocator::largest_free_block() const {
   uint64_t largest = 0;
   for (const Pool* pool : {&small_, &large_}) {
     for (auto end = pool->blocks.end(); end != pool->blocks.begin();) {
-      const Block& last = blocks_[*std::prev(end)];
+      const PoolKey& last = *std::prev(end);
       largest = std::max(largest, last.size);
-      end = pool->blocks.lower_bound(SizeKey{last.stream, 0});
+      end = pool->blocks.lower_bound(PoolKey::at_least(last.stream, 0));
     }
   }
   return largest;
@@ -398,8 +381,8 @@ bool Allocator::malloc_would_release(uint64_t requested, uint64_t stream) const 
   std::optional<uint64_t> allowed = settings_.allowed_maximum();
   if (gc_on() && counters_.reserved > static_cast<uint64_t>(settings_.garbage_collection_threshold *
                                                             static_cast<double>(*allowed))) {
-    for (BlockId id : large_.blocks)
-      if (!blocks_[id].split() && blocks_[id].expandable < 0) return true;
+    for (const PoolKey& block : large_.blocks)
+      if (!blocks_[block.id].split() && blocks_[block.id].expandable < 0) return true;
   }
   uint64_t segment = segment_size(settings_, size);
   if (allowed && counters_.reserved + segment > *allowed) return true;

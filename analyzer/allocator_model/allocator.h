@@ -20,6 +20,7 @@
 // IPC, switching expandable segments on or off during the run, other devices.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -117,27 +118,27 @@ class Allocator {
     bool split() const { return prev != kNone || next != kNone; }
   };
   static constexpr BlockId kNone = UINT32_MAX;
-  struct SizeKey {  // where a search for `size` bytes on `stream` begins
-    uint64_t stream, size;
-  };
-  struct BySize {
-    using is_transparent = void;
-    const std::vector<Block>* blocks;
-    bool operator()(BlockId a, BlockId b) const;
-    bool operator()(BlockId a, SizeKey b) const;
-    bool operator()(SizeKey a, BlockId b) const;
+  // A cached block as a pool orders it: by stream, size, then address (best fit, lowest address first). The key
+  // is held in the set, not looked up through the block: a search compares a few dozen keys, and the what-if
+  // replays many histories of millions of requests.
+  struct PoolKey {
+    uint64_t stream = 0, size = 0, address = 0;
+    BlockId id = kNone;
+    auto operator<=>(const PoolKey&) const = default;
+    // Where a search for `size` bytes on `stream` begins: before every block of that stream and size.
+    static PoolKey at_least(uint64_t stream, uint64_t size) { return {stream, size, 0, 0}; }
   };
   struct ByAddress {
     const std::vector<Block>* blocks;
     bool operator()(BlockId a, BlockId b) const;
   };
   struct Pool {
-    std::set<BlockId, BySize> blocks;        // cached, mapped
+    std::set<PoolKey> blocks;                // cached, mapped
     // Of those, the ones an empty_cache gives back (release_blocks): whole segments, and the blocks of
     // expandable segments that hold a whole page. A cached block never changes between the two (only a block
     // taken out of the pool is split or resized), so they are kept apart: a history that frees each segment as soon as its blocks, an
     // empty_cache per request, would otherwise walk every cached piece each time (quadratic in the history).
-    std::set<BlockId, BySize> releasable;
+    std::set<PoolKey> releasable;
     std::set<BlockId, ByAddress> unmapped;   // expandable segments' unmapped ranges
     uint64_t get_free_block_calls = 0;       // counted only while garbage collection is on: blocks' age
     bool small = false;
@@ -147,6 +148,10 @@ class Allocator {
   void delete_block(BlockId id);
   Pool& pool_of(bool small) { return small ? small_ : large_; }
   const Pool& pool_of(bool small) const { return small ? small_ : large_; }
+  PoolKey pool_key(BlockId id) const {
+    const Block& block = blocks_[id];
+    return {block.stream, block.size, block.address, id};
+  }
   void cache(BlockId id);  // insert_into_blocks
   void uncache(Pool& pool, BlockId id);  // out of pool.blocks (and pool.releasable)
   bool releasable(BlockId id) const;

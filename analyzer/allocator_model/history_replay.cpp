@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "analyzer/replay/address_map.h"
 
 namespace gpumemtrace::allocator_model {
 namespace {
@@ -117,7 +118,7 @@ class Replayer {
       out_.largest_free_at_worst = model_.largest_free_block();
     }
     addresses_->group.clear();
-    if (block && !recorded_failure) live_[entry.address] = *block;
+    if (block && !recorded_failure) live_.insert_or_assign(entry.address, *block);
     for (BlockId id : complete_after_malloc_) model_.complete(id);
     complete_after_malloc_.clear();
     note_fragmentation();
@@ -134,33 +135,31 @@ class Replayer {
 
   void free(const SnapshotEntry& entry, bool now) {
     between_requests();
-    auto it = live_.find(entry.address);
-    if (it == live_.end()) {
+    BlockId block = 0;
+    if (!live_.erase(entry.address, &block)) {
       ++out_.unknown_frees;
       return;
     }
     if (now) {
-      model_.free(it->second);
+      model_.free(block);
       note_fragmentation();
     } else {
-      model_.free_later(it->second);
-      pending_[entry.address] = it->second;
+      model_.free_later(block);
+      pending_.insert_or_assign(entry.address, block);
     }
-    live_.erase(it);
   }
 
   // A record_stream block's events completed: at the start of a malloc (before any segment entry of it), or in
   // a synchronization within it, which the model's own malloc makes (else the block is freed after it).
   void complete(const SnapshotEntry& entry) {
-    auto it = pending_.find(entry.address);
-    if (it == pending_.end()) return;
+    BlockId block = 0;
+    if (!pending_.erase(entry.address, &block)) return;
     if (segment_since_request_) {
-      complete_after_malloc_.push_back(it->second);
+      complete_after_malloc_.push_back(block);
     } else {
-      model_.complete(it->second);
+      model_.complete(block);
       note_fragmentation();
     }
-    pending_.erase(it);
   }
 
   void segment(const SnapshotEntry& entry) {
@@ -180,8 +179,8 @@ class Replayer {
   HistoryReplay& out_;
   size_t entry_ = 0;       // the entry being replayed (entries.size() at the end)
   size_t next_given_ = 0;  // in options_.empty_caches
-  std::unordered_map<uint64_t, BlockId> live_;     // by recorded address
-  std::unordered_map<uint64_t, BlockId> pending_;  // freed later, by recorded address
+  replay::AddressMap<BlockId> live_;     // by recorded address
+  replay::AddressMap<BlockId> pending_;  // freed later, by recorded address
   std::vector<BlockId> complete_after_malloc_;
   bool released_before_alloc_ = false;
   bool segment_since_request_ = false;

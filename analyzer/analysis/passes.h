@@ -41,7 +41,8 @@ inline constexpr PassInfo kPasses[] = {
     {Pass::Export, "export", "the trace again", "what an export needs beyond the replay (memory-viz: every change)",
      "for the exports that ask (gpumemtrace export)"},
     {Pass::Recorded, "recorded requests",
-     "the trace's PyTorch snapshot records, out-of-memory failures and heap records (no replay)",
+     "the trace's PyTorch snapshot records, out-of-memory failures and heap records (no replay); not made for a "
+     "snapshot, whose first bytes say it is the history itself",
      "the snapshots it names, each device's memory, and the blocks a sub-allocator handed out as requests "
      "(report/recorded_history.h)",
      "for whatif and fit, before their replays of the allocator model"},

@@ -16,13 +16,12 @@ namespace gpumemtrace::report {
 
 Recorded read_recorded(const std::string& path, analysis::PassCounts& passes) try {
   Recorded out;
-  sources::TraceSource source(path);
-  if (source.snapshot()) {
+  if (sources::TraceSource::holds_snapshot(path)) {  // read once, as the history (not made into a trace first)
     out.named = RecordedHistory::snapshot_itself(path);
     out.snapshot_alone = true;
     return out;
   }
-  std::shared_ptr<trace::Reader> reader = source.reader();
+  std::shared_ptr<trace::Reader> reader = sources::TraceSource(path).reader();
   passes.ran(analysis::Pass::Recorded);
   HeapRequestsReader heaps;
   out.stacks = std::make_shared<replay::StackTable>();

@@ -36,6 +36,10 @@ TraceSource::TraceSource(const std::string& path, const ProgressFn& progress) {
   }
 }
 
+bool TraceSource::holds_snapshot(const std::string& path) {
+  return pytorch::looks_like_pickle(trace::MappedFile(path).bytes());
+}
+
 SourceRecords TraceSource::records(uint64_t limit) const {
   if (!join_) return SourceRecords(reader(), limit);
   return SourceRecords(reader(), limit, join_->records, join_->positions);

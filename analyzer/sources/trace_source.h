@@ -24,6 +24,9 @@ class TraceSource {
   // Throws trace::OpenError: unreadable, not a trace, or a snapshot that cannot be read (a pickle that is
   // not plain data, or plain data that is not a snapshot). A snapshot's reading and conversion tell `progress`.
   explicit TraceSource(const std::string& path, const ProgressFn& progress = {});
+  // Whether the path holds a snapshot, told by its first bytes as the constructor tells it, without reading
+  // the rest (a snapshot of a GB takes seconds to make into a trace). Throws trace::OpenError when unreadable.
+  static bool holds_snapshot(const std::string& path);
 
   // A reader from the start of the trace, of its own records only; it may outlive the source.
   std::shared_ptr<trace::Reader> reader() const;
