@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace gpumemtrace::replay {
 
@@ -16,10 +18,13 @@ void SegmentMarks::mark(uint64_t key, uint64_t record, uint64_t covered) {
 
 SegmentsAhead::SegmentsAhead(const UsedView& view) : marks_(view.marks), not_segments_(view.not_segments) {
   if (marks_.size() > UINT32_MAX) throw std::length_error("more heap segments than the used view holds");
-  by_address_.resize(marks_.size());
-  for (uint32_t i = 0; i < by_address_.size(); ++i) by_address_[i] = i;
-  std::stable_sort(by_address_.begin(), by_address_.end(),
-                   [&](uint32_t a, uint32_t b) { return marks_[a].key < marks_[b].key; });
+  // Sorted as (key, index) pairs side by side, not indexes compared through the marks: a long history has
+  // millions of marks, and each comparison was two loads from anywhere in them.
+  std::vector<std::pair<uint64_t, uint32_t>> keyed(marks_.size());
+  for (uint32_t i = 0; i < keyed.size(); ++i) keyed[i] = {marks_[i].key, i};
+  std::sort(keyed.begin(), keyed.end());
+  by_address_.resize(keyed.size());
+  for (size_t i = 0; i < keyed.size(); ++i) by_address_[i] = keyed[i].second;
   for (uint32_t first = 0, end = 0; first < by_address_.size(); first = end) {
     uint64_t key = marks_[by_address_[first]].key;
     for (end = first + 1; end < by_address_.size() && marks_[by_address_[end]].key == key;) ++end;
