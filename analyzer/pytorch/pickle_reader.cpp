@@ -69,8 +69,8 @@ class PickleMachine {
   }
 
  private:
-  // The failures are out of line and cold, and the commonest steps inlined into the loop: a snapshot's
-  // history is tens of millions of opcodes, and calls were half of the instructions each one took.
+  // The failures are out of line and cold, and the steps inlined into the loop (run() is flattened): a
+  // snapshot's history is tens of millions of opcodes, and calls were half of the instructions each one took.
   [[noreturn, gnu::cold, gnu::noinline]] void refuse(const OpInfo* info) const {
     if (!info) fail(fmt::format("byte {:#04x} at byte offset {} is not a pickle opcode", bytes_[op_offset_], op_offset_));
     if (info->use == OpUse::Code)
@@ -82,8 +82,9 @@ class PickleMachine {
                      info->name, static_cast<uint8_t>(info->op), op_offset_));
   }
 
-  [[noreturn, gnu::cold, gnu::noinline]] void fail(const std::string& message) const { throw PickleError(message); }
-  [[noreturn, gnu::cold, gnu::noinline]] void fail(const char* message) const { throw PickleError(message); }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(std::string_view message) const {
+    throw PickleError(std::string(message));
+  }
   [[noreturn, gnu::cold, gnu::noinline]] void malformed(std::string_view what) const {
     fail(fmt::format("malformed pickle: {} at byte offset {} ({})", op_->name, op_offset_, what));
   }
@@ -96,14 +97,14 @@ class PickleMachine {
     fail(fmt::format("{} at byte offset {}: a string of {} bytes is too long", op_->name, op_offset_, length));
   }
 
-  [[gnu::always_inline]] std::span<const uint8_t> take(uint64_t count) {
+  std::span<const uint8_t> take(uint64_t count) {
     if (count > bytes_.size() - pos_) [[unlikely]]
       truncated(count);
     std::span<const uint8_t> out = bytes_.subspan(pos_, count);
     pos_ += count;
     return out;
   }
-  [[gnu::always_inline]] uint64_t little_endian(size_t count) {
+  uint64_t little_endian(size_t count) {
     std::span<const uint8_t> raw = take(count);
     if (count == 1) return raw[0];  // the arguments of the commonest opcodes
     uint64_t value = 0;
@@ -111,7 +112,7 @@ class PickleMachine {
     return value;
   }
 
-  [[gnu::always_inline]] Pickle::Id add(PickleValue value) {
+  Pickle::Id add(PickleValue value) {
     if (out_.values_.size() >= kFirstMarker) [[unlikely]]
       fail("the pickle has more values than this reader holds");
     out_.values_.push_back(value);
@@ -126,8 +127,8 @@ class PickleMachine {
     out_.items_.insert(out_.items_.end(), items.begin(), items.end());
     return add({kind, false, 0, out_.containers_.size() - 1});
   }
-  [[gnu::always_inline]] Pickle::Id add_int(bool negative, uint64_t magnitude) { return add({PickleKind::Int, negative && magnitude, 0, magnitude}); }
-  [[gnu::always_inline]] void push(Pickle::Id id) { stack_.push_back(id); }
+  Pickle::Id add_int(bool negative, uint64_t magnitude) { return add({PickleKind::Int, negative && magnitude, 0, magnitude}); }
+  void push(Pickle::Id id) { stack_.push_back(id); }
   Pickle::Id pop() {
     if (stack_.size() <= marked_floor()) malformed("the stack is empty");
     Pickle::Id id = stack_.back();
@@ -181,7 +182,7 @@ class PickleMachine {
     into.size += size;
     out_.total_items_ += items.size();
   }
-  [[gnu::always_inline]] void add_text(PickleKind kind, uint64_t length) {
+  void add_text(PickleKind kind, uint64_t length) {
     if (length > UINT32_MAX) [[unlikely]]
       too_long(length);
     uint64_t offset = pos_;
@@ -221,7 +222,7 @@ class PickleMachine {
     push(*id);
   }
 
-  [[gnu::always_inline]] void step(Op op) {
+  void step(Op op) {
     switch (op) {
       case Op::Proto: {
         uint8_t version = take(1)[0];
