@@ -40,18 +40,22 @@ void read_records(sources::SourceRecords& records, const ProgressFn& progress, O
   if (progress) progress("reading", records.trace().file_size(), records.trace().file_size());
 }
 
-// The first reading: into a fresh replay, and the TorchSnapshot records it passes.
+// The first reading: into a fresh replay, and the TorchSnapshot records it passes; with the used view read
+// alongside when given.
 std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, uint64_t limit,
                                            const replay::ReplayOptions& options, const ProgressFn& progress,
-                                           TraceInfo& info, std::vector<sources::NamedSnapshot>* named) {
+                                           TraceInfo& info, std::vector<sources::NamedSnapshot>* named,
+                                           UsedAlongside* alongside) {
   auto replay = std::make_unique<replay::Replay>(options);
   sources::SourceRecords records = source.records(limit);
   read_records(records, progress, [&](const trace::Record& record, const trace::Reader& reader) {
     replay->on_record(record, reader);
+    if (alongside) alongside->after_record(*replay);
     if (const auto* param = std::get_if<trace::Param>(&record)) note_param(*param, info.params);
     if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(&record); snapshot && named)
       named->push_back(sources::NamedSnapshot::of(*snapshot));
   });
+  if (alongside) alongside->first_ended(*replay);
   const trace::Reader& reader = records.trace();
   replay->finish(reader);
   if (const trace::Process* process = reader.process()) {
@@ -72,6 +76,15 @@ std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, u
   return replay;
 }
 
+// The used view's options again, with the allocations a used reading took for heap segments by mistake.
+replay::ReplayOptions knowing_mistakes(replay::ReplayOptions options, const std::vector<uint64_t>& mistakes) {
+  auto view = std::make_shared<replay::UsedView>(*options.used_view);
+  view->not_segments.insert(view->not_segments.end(), mistakes.begin(), mistakes.end());
+  std::sort(view->not_segments.begin(), view->not_segments.end());
+  options.used_view = std::move(view);
+  return options;
+}
+
 }  // namespace
 
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options, const ProgressFn& progress,
@@ -85,15 +98,26 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   analysis.progress = progress;
   std::vector<sources::NamedSnapshot> named;
   bool join = source_options.join_snapshots && !source->snapshot();
-  analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr);
+  // Read alongside only when it would read what the used view's reading reads: the first reading's options
+  // (a listener is told from one thread), and the first reading not read again with snapshots joined.
+  std::shared_ptr<UsedAlongside> alongside;
+  if (source_options.used_view_alongside && !options.listener && !options.used_view)
+    alongside = std::make_shared<UsedAlongside>(source, options);
+  analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr, alongside.get());
   analysis.passes.ran(Pass::First);
+  if (alongside && alongside->started()) {
+    analysis.passes.ran(Pass::UsedView);
+    analysis.used_alongside = alongside;
+  }
   if (!named.empty()) {
+    analysis.used_alongside.reset();  // stopped before the source changes
+    alongside.reset();
     // Read again with the snapshots' history among the trace's records, as far as the first reading went.
     source->join(sources::join_snapshots(path, named, info.records));
     analysis.passes.ran(Pass::Join);
     info.joined = source->joined()->info;
     if (!source->joined()->records.empty()) {
-      analysis.replay = read_first(*source, info.records, options, progress, info, nullptr);
+      analysis.replay = read_first(*source, info.records, options, progress, info, nullptr, nullptr);
       analysis.passes.ran(Pass::Joined);
     }
   }
@@ -119,13 +143,15 @@ std::unique_ptr<replay::Replay> reread(const Analysis& analysis, Pass pass, repl
                [](const trace::Record& record, const trace::Reader& reader, replay::Replay& replay) {
                  replay.on_record(record, reader);
                });
-    const std::vector<uint64_t>& mistakes = replay->mistaken_segments();
-    if (mistakes.empty()) return replay;
-    auto view = std::make_shared<replay::UsedView>(*options.used_view);
-    view->not_segments.insert(view->not_segments.end(), mistakes.begin(), mistakes.end());
-    std::sort(view->not_segments.begin(), view->not_segments.end());
-    options.used_view = std::move(view);
+    if (replay->mistaken_segments().empty()) return replay;
+    options = knowing_mistakes(options, replay->mistaken_segments());
   }
+}
+
+std::unique_ptr<replay::Replay> take_used_alongside(const Analysis& analysis) {
+  std::unique_ptr<replay::Replay> replay = analysis.used_alongside ? analysis.used_alongside->take() : nullptr;
+  if (!replay || replay->mistaken_segments().empty()) return replay;
+  return reread(analysis, Pass::UsedView, knowing_mistakes(replay->options(), replay->mistaken_segments()));
 }
 
 std::vector<std::vector<replay::LiveMoment>> live_moments(const Analysis& analysis, const replay::ReplayOptions& options,

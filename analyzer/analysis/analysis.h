@@ -13,6 +13,7 @@
 #include "analyzer/replay/live_moments.h"
 #include "analyzer/replay/replay.h"
 #include "analyzer/analysis/passes.h"
+#include "analyzer/analysis/used_alongside.h"
 #include "analyzer/sources/trace_source.h"
 #include "common/run_params.h"
 
@@ -52,6 +53,9 @@ using ProgressFn = sources::ProgressFn;
 // How a path is read.
 struct SourceOptions {
   bool join_snapshots = true;  // a trace with the PyTorch snapshots its records name (snapshot_join.h)
+  // The used view read on the second processor alongside the first reading (used_alongside.h), for the
+  // reports that show it; taken by the first model that asks for the used view (take_used_alongside).
+  bool used_view_alongside = false;
 };
 
 struct Analysis {
@@ -62,6 +66,8 @@ struct Analysis {
   // The passes made so far: the first ones, and the second readings asked for later (through a const Analysis).
   mutable PassCounts passes;
   ProgressFn progress;  // what analyze() was told: the later readings tell it too
+  // The used view read alongside the first reading (SourceOptions::used_view_alongside), until taken.
+  std::shared_ptr<UsedAlongside> used_alongside;
 };
 
 // Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
@@ -86,6 +92,11 @@ void read_again(const Analysis& analysis, Pass pass, replay::Replay& replay, con
 // was taken for a heap segment by mistake (replay/heap_segments.h): once more at most.
 std::unique_ptr<replay::Replay> reread(const Analysis& analysis, Pass pass, replay::ReplayOptions options,
                                        const ProgressFn& progress = {});
+
+// The used view's replay read alongside the first reading (Analysis::used_alongside), once: read again
+// knowing the allocations it took for segments by mistake when there are some; nullptr when there is none,
+// or it is not the used view's (read it with reread). It has no growth windows of a phase.
+std::unique_ptr<replay::Replay> take_used_alongside(const Analysis& analysis);
 
 // Reads the analyzed trace again, through a fresh replay with the options of the replay the plan was made
 // from (so stacks and sites get the same ids), to find the live sets of the plan's moments.

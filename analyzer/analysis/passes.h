@@ -31,8 +31,10 @@ inline constexpr PassInfo kPasses[] = {
      "the replay again, with PyTorch's heaps", "after a join that brought records (analyze)"},
     {Pass::UsedView, "used view", "the trace again",
      "the replay of the used view (the heaps' blocks in place of their segments), with growth's windows",
-     "when a model asks for the used view of a trace with heaps (ModelInput); once more if an allocation was "
-     "taken for a heap segment by mistake"},
+     "alongside the first reading for the reports that show the used view, from the trace's first heap on "
+     "(used_alongside.h); else when a model asks for the used view of a trace with heaps (ModelInput); once more "
+     "if an allocation was taken for a heap segment by mistake, or if the reading alongside was not the used "
+     "view's"},
     {Pass::GrowthWindows, "growth windows", "the trace again",
      "the replay of the reserved view with growth's windows following a phase",
      "when growth follows a phase in the reserved view (ModelInput)"},

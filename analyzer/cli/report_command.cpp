@@ -96,6 +96,9 @@ std::optional<ReportArguments> parse(std::span<const std::string> args, const Re
   }
   if (out.selection.growth_phase && out.selection.growth_time_slices)
     throw UsageError("--phase contradicts --time-slices");
+  // The used view (the default where heaps are) read on the second processor while the first reading goes.
+  out.source.used_view_alongside =
+      command.takes_view && out.selection.view != report::View::Reserved && !out.selection.growth_phase;
   if (width) {
     out.width = static_cast<uint32_t>(parse_number("--width", *width, 10'000));
     if (*out.width < 20) throw UsageError("--width " + *width + " is too narrow (20 columns at least)");

@@ -30,6 +30,7 @@ class AddressMap {
       if (slot.key == kEmpty) return nullptr;
     }
   }
+  const Value* find(uint64_t key) const { return const_cast<AddressMap*>(this)->find(key); }
 
   // Inserts the key, or overwrites its value. Returns false when the key was already there.
   bool insert_or_assign(uint64_t key, const Value& value) {

@@ -50,39 +50,61 @@ class SegmentMarks {
     if (live_.size() > 0) live_.erase(key);
   }
   const std::vector<SegmentMark>& marks() const { return marks_; }
+  // How many times a mark already made had its bytes raised (another heap, another mapping over it).
+  uint64_t raised() const { return raised_; }
 
  private:
   std::vector<SegmentMark> marks_;
   AddressMap<size_t> live_;  // a live marked allocation -> its mark
+  uint64_t raised_ = 0;
 };
 
 class SegmentsAhead {
  public:
-  explicit SegmentsAhead(const UsedView& view);
+  // The first reading's whole view; or, `streamed`, a view that grows as the first reading goes on
+  // (view_grew): the used reading alongside the first (analysis/used_alongside.h).
+  SegmentsAhead(const UsedView& view, bool streamed);
+
+  // Streamed: the view has grown, by marks (in record order) and heaps the first reading made; `complete`:
+  // it is whole. The marks up to a record have come before the used reading reaches it.
+  void view_grew(bool complete);
 
   // An allocation taken at `record`: the bytes of it that are heap memory (it is a segment), or nothing.
   std::optional<uint64_t> allocated(uint64_t key, uint64_t record, uint64_t ordinal);
   // Its free at `record`. True when it was a segment.
   bool freed(uint64_t key, uint64_t record);
+  // The reading has ended.
+  void finish();
   // The allocations (ordinals) taken for segments that were not, in the order their frees came.
   const std::vector<uint64_t>& mistakes() const { return mistakes_; }
+  // Where each heap is, in the order they were created.
+  const HeapPlaces& heaps() const { return view_.heaps; }
+  // Streamed: an allocation was judged no segment while the mark that makes it one had not come (it came
+  // later, while the allocation was live): this reading is not the used view's. Read after finish().
+  bool misjudged() const { return misjudged_; }
 
  private:
-  // The marks of one address: by_address_[next, end), in record order.
-  struct Upcoming {
-    uint32_t next = 0;
-    uint32_t end = 0;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // The marks of one address not yet passed, in record order: a chain through later_.
+  struct Chain {
+    uint32_t next = kNone;
+    uint32_t last = kNone;
   };
   struct Pending {
     uint64_t record = 0;  // of its mark
     uint64_t ordinal = 0;
   };
-  const std::vector<SegmentMark>& marks_;
-  std::vector<uint32_t> by_address_;  // the marks' indexes, by address, then in record order
-  AddressMap<Upcoming> upcoming_;      // a long PyTorch history has a mark per segment: no node for each
-  AddressMap<Pending> live_;  // live allocations taken for segments
-  const std::vector<uint64_t>& not_segments_;
+
+  const UsedView& view_;
+  std::vector<uint32_t> later_;  // per mark indexed: the next mark of its address
+  AddressMap<Chain> upcoming_;   // a long PyTorch history has a mark per segment: no node for each
+  AddressMap<Pending> live_;     // live allocations taken for segments
   std::vector<uint64_t> mistakes_;
+  bool complete_ = true;  // every mark has come
+  // Streamed: live allocations judged no segment before every mark had come -> the record of the first mark
+  // at their address that came after (0: none yet).
+  AddressMap<uint64_t> judged_early_;
+  bool misjudged_ = false;
 };
 
 }  // namespace gpumemtrace::replay

@@ -48,13 +48,13 @@ HeapFigures Heap::figures() const {
 }
 
 Heap* HeapTracker::find(uint64_t id) {
-  auto it = index_.find(id);
-  return it == index_.end() ? nullptr : &heaps_[it->second];
+  const size_t* place = index_.find(id);
+  return place ? &heaps_[*place] : nullptr;
 }
 
 const Heap* HeapTracker::heap(uint64_t id) const {
-  auto it = index_.find(id);
-  return it == index_.end() ? nullptr : &heaps_[it->second];
+  const size_t* place = index_.find(id);
+  return place ? &heaps_[*place] : nullptr;
 }
 
 uint64_t HeapTracker::covered(uint64_t address, uint64_t size) const {
@@ -79,7 +79,7 @@ HeapPlaces::Place HeapPlaces::operator[](size_t index) const {
 }
 
 Heap& HeapTracker::add(uint64_t id, HeapPlaces::Place place) {
-  index_[id] = heaps_.size();  // a reused id names a new heap
+  index_.insert_or_assign(id, heaps_.size());  // a reused id names a new heap
   places_.add(place);
   Heap& heap = heaps_.emplace_back();
   heap.id = id;
@@ -101,7 +101,7 @@ void HeapTracker::on(const trace::HeapCreate& create, trace::MemoryKind kind) {
   heap.base = create.address;
   heap.size = create.size;
   heap.created_ns = create.time_ns;
-  if (create.size > 0) live_memory_.emplace(create.address, create.address + create.size);
+  if (create.size > 0) heap.live_memory = live_memory_.emplace(create.address, create.address + create.size);
 }
 
 FoldedHeaps HeapTracker::folded(int32_t device) const {
@@ -111,12 +111,14 @@ FoldedHeaps HeapTracker::folded(int32_t device) const {
 
 void HeapTracker::fold_destroyed() {
   // Of each device's destroyed heaps, those past the first `destroyed_kept_` by (peak desc, creation) fold.
-  std::map<int32_t, std::vector<size_t>> destroyed;
+  // The scratch vectors stay with the tracker: a long history folds thousands of times.
+  for (auto& [device, places] : fold_scratch_.destroyed) places.clear();
   for (size_t i = 0; i < heaps_.size(); ++i)
-    if (heaps_[i].destroyed) destroyed[heaps_[i].device].push_back(i);
-  std::vector<bool> folding(heaps_.size(), false);
+    if (heaps_[i].destroyed) fold_scratch_.destroyed[heaps_[i].device].push_back(i);
+  std::vector<uint8_t>& folding = fold_scratch_.folding;
+  folding.assign(heaps_.size(), 0);
   bool any = false;
-  for (auto& [device, places] : destroyed) {
+  for (auto& [device, places] : fold_scratch_.destroyed) {
     if (places.size() <= destroyed_kept_) continue;
     auto kept_end = places.begin() + static_cast<ptrdiff_t>(destroyed_kept_);
     std::nth_element(places.begin(), kept_end, places.end(), [&](size_t a, size_t b) {
@@ -134,22 +136,20 @@ void HeapTracker::fold_destroyed() {
     }
   }
   if (any) {
-    std::vector<size_t> moved_to(heaps_.size(), SIZE_MAX);
+    // The index follows the heaps it names (the newest of an id): a folded one leaves it, a kept one moves.
     size_t kept = 0;
     for (size_t i = 0; i < heaps_.size(); ++i) {
-      if (folding[i]) continue;
+      size_t* place = index_.find(heaps_[i].id);
+      bool indexed = place && *place == i;
+      if (folding[i]) {
+        if (indexed) index_.erase(heaps_[i].id);
+        continue;
+      }
+      if (indexed) *place = kept;
       if (kept != i) heaps_[kept] = std::move(heaps_[i]);
-      moved_to[i] = kept++;
+      ++kept;
     }
     heaps_.resize(kept);
-    for (auto it = index_.begin(); it != index_.end();) {
-      if (moved_to[it->second] == SIZE_MAX) {
-        it = index_.erase(it);
-      } else {
-        it->second = moved_to[it->second];
-        ++it;
-      }
-    }
   }
   destroyed_ = 0;
   for (const Heap& heap : heaps_) destroyed_ += heap.destroyed;
@@ -174,10 +174,9 @@ void HeapTracker::on(const trace::HeapDestroy& destroy) {
   if (destroy.heap == 0) return;
   Heap& heap = find_or_add(destroy.heap);
   free_all(heap);
-  if (!heap.destroyed && heap.size > 0) {
-    auto [first, last] = live_memory_.equal_range(heap.base);
-    auto it = std::find_if(first, last, [&](const auto& range) { return range.second == heap.base + heap.size; });
-    if (it != last) live_memory_.erase(it);
+  if (heap.live_memory) {
+    live_memory_.erase(*heap.live_memory);
+    heap.live_memory.reset();
   }
   if (!heap.destroyed && ++destroyed_ >= fold_at_ && destroyed_kept_ != UINT64_MAX) {
     heap.destroyed = true;

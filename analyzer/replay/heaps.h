@@ -16,11 +16,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "analyzer/replay/address_map.h"
 #include "analyzer/replay/windowed_series.h"
 #include "trace/reader/reader.h"
 
@@ -61,6 +63,9 @@ struct HeapFigures {
   }
 };
 
+// The memory of the heaps not destroyed: base -> end.
+using LiveHeapMemory = std::multimap<uint64_t, uint64_t>;
+
 struct Heap {
   uint64_t id = 0;
   std::string name;
@@ -79,6 +84,8 @@ struct Heap {
   uint64_t peak_ns = 0;
   WindowedSeries<Reduce::Max> allocated_series;  // by timeline window
   std::map<uint64_t, HeapBlock> blocks;  // the live blocks, by address
+  // Its memory in the tracker's LiveHeapMemory, while it is there: erased without a search when it goes.
+  std::optional<LiveHeapMemory::iterator> live_memory;
 
   HeapFigures figures() const;
 };
@@ -184,15 +191,19 @@ class HeapTracker {
   void free_all(Heap& heap);
 
   std::vector<Heap> heaps_;
-  std::unordered_map<uint64_t, size_t> index_;  // heap id -> its place in heaps_ (none once folded)
+  AddressMap<size_t> index_;  // heap id -> its place in heaps_ (none once folded)
   HeapPlaces places_;
   uint64_t destroyed_kept_;
   static constexpr size_t kFoldAtLeast = 16384;  // destroyed heaps (4 MB of them), so that folding is rare
   size_t destroyed_ = 0;                        // destroyed heaps in heaps_
   size_t fold_at_ = kFoldAtLeast;               // folding happens when destroyed_ reaches it
   std::map<int32_t, FoldedHeaps> folded_;
+  struct FoldScratch {
+    std::map<int32_t, std::vector<size_t>> destroyed;  // a device's destroyed heaps: their places in heaps_
+    std::vector<uint8_t> folding;                      // by place in heaps_
+  } fold_scratch_;
   std::unordered_map<uint64_t, HeapBlock> loose_;  // the live blocks of heap 0, by address
-  std::multimap<uint64_t, uint64_t> live_memory_;  // the memory of the heaps not destroyed: base -> end
+  LiveHeapMemory live_memory_;
   uint64_t loose_blocks_ = 0;
   uint32_t window_ = 0;
   HeapInconsistencies inconsistencies_;

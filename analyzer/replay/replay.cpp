@@ -18,7 +18,7 @@ Replay::Replay(ReplayOptions options)
       heaps_(options.destroyed_heaps_kept),
       growth_clock_(options.growth_windows),
       timeline_clock_(options.timeline_windows) {
-  if (options_.used_view) segments_ahead_.emplace(*options_.used_view);
+  if (options_.used_view) segments_ahead_.emplace(*options_.used_view, options_.used_view_streamed);
   if (options_.growth_phase) phase_floors_.emplace(*options_.growth_phase);
 }
 
@@ -420,7 +420,7 @@ void Replay::on_heap_create(const trace::HeapCreate& create) {
   trace::MemoryKind kind = trace::MemoryKind::Device;
   if (segments_ahead_) {  // the first reading found where the heap is
     size_t index = heaps_.created();
-    const HeapPlaces& places = options_.used_view->heaps;
+    const HeapPlaces& places = segments_ahead_->heaps();
     if (r.heap != 0 && index < places.size()) {
       if (r.device == trace::kNoDevice) r.device = places[index].device;
       kind = places[index].kind;
@@ -513,6 +513,13 @@ void Replay::finish(const trace::Reader& reader) {
   end_time_ns_ = std::max(end_time_ns_, std::min(reader.time_ns(), options_.selection.to_ns));
   instances_.finish(end_time_ns_, device_live_bytes());
   heaps_.finish();
+  if (segments_ahead_) segments_ahead_->finish();
+}
+
+void Replay::used_view_grew(bool complete) {
+  if (!segments_ahead_) return;
+  segments_ahead_->view_grew(complete);
+  if (complete) options_.used_view_streamed = false;
 }
 
 uint64_t Replay::device_live_bytes() const {

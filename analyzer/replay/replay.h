@@ -48,6 +48,8 @@ struct ReplayOptions {
   // The used view (heap_segments.h): the blocks of heaps count, the segments that hold them do not. Made
   // from a first reading of the trace (UsedView); unset: every allocation counts as the driver saw it.
   std::shared_ptr<const UsedView> used_view;
+  // The used view comes as the first reading makes it (add_to_used_view), for a used reading alongside it.
+  bool used_view_streamed = false;
   // Growth windows that follow a phase's instances (phase_windows.h); unset: equal time slices.
   std::optional<PhaseWindowsPlan> growth_phase;
 };
@@ -144,6 +146,16 @@ class Replay {
   // reading; and, in the used reading, the allocations it took for segments by mistake (to read again).
   UsedView used_view() const;
   const std::vector<uint64_t>& mistaken_segments() const;
+  // The first reading as it goes (for a used reading alongside it): the records read so far, its marks, and
+  // how many times a mark already made had its bytes raised.
+  uint64_t records_read() const { return record_; }
+  const std::vector<SegmentMark>& segment_marks() const { return segment_marks_.marks(); }
+  uint64_t segment_marks_raised() const { return segment_marks_.raised(); }
+  // The used reading alongside the first (options.used_view_streamed): its view has grown (SegmentsAhead::
+  // view_grew); once `complete`, the options make a replay of the whole view. And whether it judged an
+  // allocation before its mark came (then it is not the used view's reading).
+  void used_view_grew(bool complete);
+  bool used_view_misjudged() const { return segments_ahead_ && segments_ahead_->misjudged(); }
 
   // A site's live bytes and count at its account's peak.
   SiteShare at_peak(SiteId site) const;

@@ -70,6 +70,10 @@ SiteFilter ModelInput::filter(bool device_memory_only) const {
 
 const replay::Replay& ModelInput::second_reading(std::unique_ptr<replay::Replay>& slot, bool used) {
   if (slot) return *slot;
+  if (used && !growth_windows_.phase) {
+    slot = analysis::take_used_alongside(analysis_);
+    if (slot) return *slot;
+  }
   replay::ReplayOptions options = analysis_.options;
   if (used) options.used_view = std::make_shared<const replay::UsedView>(reserved_replay().used_view());
   options.growth_phase = growth_windows_.phase;
