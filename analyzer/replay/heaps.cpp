@@ -97,11 +97,11 @@ Heap& HeapTracker::find_or_add(uint64_t id) {
 void HeapTracker::on(const trace::HeapCreate& create, trace::MemoryKind kind) {
   if (create.heap == 0) return;
   Heap& heap = add(create.heap, {create.device, kind});
-  heap.name = create.name;
+  if (for_reports_) heap.name = create.name;
   heap.base = create.address;
   heap.size = create.size;
   heap.created_ns = create.time_ns;
-  if (create.size > 0) heap.live_memory = live_memory_.emplace(create.address, create.address + create.size);
+  if (create.size > 0 && for_reports_) heap.live_memory = live_memory_.emplace(create.address, create.address + create.size);
 }
 
 FoldedHeaps HeapTracker::folded(int32_t device) const {
@@ -163,11 +163,12 @@ void HeapTracker::free_all(Heap& heap) {
   heap.pending_bytes = 0;
   heap.pending_requested_bytes = 0;
   heap.pending_blocks = 0;
-  heap.allocated_series.set(window_, 0);
+  if (for_reports_) heap.allocated_series.set(window_, 0);
 }
 
 void HeapTracker::halve(uint32_t window) {
-  for (Heap& heap : heaps_) heap.allocated_series.halve(window);
+  if (for_reports_)
+    for (Heap& heap : heaps_) heap.allocated_series.halve(window);
 }
 
 void HeapTracker::on(const trace::HeapDestroy& destroy) {
@@ -199,7 +200,7 @@ void HeapTracker::on(const trace::HeapReset& reset) {
 void HeapTracker::release(Heap& heap, HeapBlock& block) {
   heap.allocated_bytes -= block.size;
   heap.internal_bytes -= block.footprint() - block.size;
-  heap.allocated_series.set(window_, heap.allocated_bytes);
+  if (for_reports_) heap.allocated_series.set(window_, heap.allocated_bytes);
 }
 
 void HeapTracker::remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block) {
@@ -225,7 +226,7 @@ void HeapTracker::on(const trace::SubAlloc& alloc, uint32_t stack) {
   heap.blocks.emplace(alloc.address, block);
   heap.allocated_bytes += block.size;
   heap.internal_bytes += block.footprint() - block.size;
-  heap.allocated_series.set(window_, heap.allocated_bytes);
+  if (for_reports_) heap.allocated_series.set(window_, heap.allocated_bytes);
   if (heap.allocated_bytes > heap.peak_allocated_bytes) {
     heap.peak_allocated_bytes = heap.allocated_bytes;
     heap.peak_ns = alloc.time_ns;

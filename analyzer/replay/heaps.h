@@ -145,7 +145,12 @@ class HeapTracker {
   // Keeps every live heap and, of each device's destroyed ones, the `destroyed_kept` with the highest peak
   // (then the first created); the others are folded into FoldedHeaps, so that memory follows the heaps alive
   // rather than every segment a long history ever had. Folding happens now and then, and at finish().
-  explicit HeapTracker(uint64_t destroyed_kept = UINT64_MAX) : destroyed_kept_(destroyed_kept) {}
+  // `for_reports`: each heap's name, its allocated bytes over time and the memory of the live heaps (for
+  // covered()) are kept, as the reports show them. A used reading keeps only what it counts by: the blocks,
+  // and each heap's place and figures now (its heaps are never shown, and it knows the segments already:
+  // heap_segments.h).
+  explicit HeapTracker(uint64_t destroyed_kept = UINT64_MAX, bool for_reports = true)
+      : destroyed_kept_(destroyed_kept), for_reports_(for_reports) {}
 
   // The timeline window the records that follow are in, and the merge of windows (TimeSlices).
   void at_window(uint32_t window) { window_ = window; }
@@ -170,7 +175,8 @@ class HeapTracker {
   // The destroyed heaps of `device` not kept.
   FoldedHeaps folded(int32_t device) const;
   const Heap* heap(uint64_t id) const;  // the heap of that id now, or nullptr
-  // The most bytes of [address, address + size) in the memory of one live heap (heaps do not overlap).
+  // The most bytes of [address, address + size) in the memory of one live heap (heaps do not overlap); 0
+  // unless for reports.
   uint64_t covered(uint64_t address, uint64_t size) const;
   bool has_live_memory() const { return !live_memory_.empty(); }
   // The live block at `address` in `heap` (0: the blocks of no heap), or nullptr.
@@ -194,6 +200,7 @@ class HeapTracker {
   AddressMap<size_t> index_;  // heap id -> its place in heaps_ (none once folded)
   HeapPlaces places_;
   uint64_t destroyed_kept_;
+  bool for_reports_;
   static constexpr size_t kFoldAtLeast = 16384;  // destroyed heaps (4 MB of them), so that folding is rare
   size_t destroyed_ = 0;                        // destroyed heaps in heaps_
   size_t fold_at_ = kFoldAtLeast;               // folding happens when destroyed_ reaches it

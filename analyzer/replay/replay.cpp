@@ -15,7 +15,7 @@ size_t kind_index(trace::MemoryKind kind) { return static_cast<size_t>(kind); }
 Replay::Replay(ReplayOptions options)
     : options_(options),
       selecting_(!options.selection.selects_everything()),
-      heaps_(options.destroyed_heaps_kept),
+      heaps_(options.destroyed_heaps_kept, !options.used_view),
       growth_clock_(options.growth_windows),
       timeline_clock_(options.timeline_windows) {
   if (options_.used_view) segments_ahead_.emplace(*options_.used_view, options_.used_view_streamed);

@@ -78,16 +78,20 @@ void HistoryWriter::open_segment(int32_t device, uint64_t address, const History
 
 // The segment goes, and with it its heap and the blocks in it.
 void HistoryWriter::close_segment(int32_t device, uint64_t address, uint64_t time_ns) {
-  auto it = segments_[device].find(address);
-  if (it == segments_[device].end()) return;
+  std::map<uint64_t, LiveSegment>& segments = segments_[device];
+  auto it = segments.find(address);
+  if (it == segments.end()) return;
   if (it->second.heap) {
     buffer_.write(trace::HeapDestroy{{time_ns, 0}, it->second.heap});
     if (options_.driver_records) buffer_.write(trace::Free{{time_ns, 0}, trace::Api::cudaFree, address, 0});
   }
   if (closed_) closed_(it->second.ordinal, time_ns);
   std::map<uint64_t, LiveBlock>& blocks = blocks_[device];
-  blocks.erase(blocks.lower_bound(address), blocks.lower_bound(address + it->second.segment.size));
-  segments_[device].erase(it);
+  // PyTorch frees a segment once its blocks are gone: one search finds that there are none.
+  uint64_t end = address + it->second.segment.size;
+  if (auto first = blocks.lower_bound(address); first != blocks.end() && first->first < end)
+    blocks.erase(first, blocks.lower_bound(end));
+  segments.erase(it);
 }
 
 HistoryWriter::LiveSegment* HistoryWriter::segment_at(int32_t device, uint64_t address) {
@@ -118,10 +122,11 @@ void HistoryWriter::add_block(int32_t device, uint64_t address, const HistoryBlo
 }
 
 void HistoryWriter::free_block(int32_t device, uint64_t address, uint64_t time_ns) {
-  auto it = blocks_[device].find(address);
-  if (it == blocks_[device].end()) return;
+  std::map<uint64_t, LiveBlock>& blocks = blocks_[device];
+  auto it = blocks.find(address);
+  if (it == blocks.end()) return;
   if (it->second.heap) buffer_.write(trace::SubFree{{time_ns, 0}, it->second.heap, address});
-  blocks_[device].erase(it);
+  blocks.erase(it);
 }
 
 void HistoryWriter::request_free(LiveBlock& live, uint64_t address, uint64_t time_ns) {
@@ -203,10 +208,12 @@ void HistoryWriter::forward(int32_t device, const SnapshotEntry& entry, uint64_t
       add_block(device, entry.address, HistoryBlock{reserved, entry.size, entry.frames, entry.user_metadata, false},
                 frames, t, bad);
       break;
-    case Action::FreeRequested:
-      if (auto it = blocks_[device].find(entry.address); it != blocks_[device].end() && !it->second.block.pending)
+    case Action::FreeRequested: {
+      std::map<uint64_t, LiveBlock>& blocks = blocks_[device];
+      if (auto it = blocks.find(entry.address); it != blocks.end() && !it->second.block.pending)
         request_free(it->second, entry.address, t);
       break;
+    }
     case Action::FreeCompleted:
     case Action::Free:
       free_block(device, entry.address, t);
