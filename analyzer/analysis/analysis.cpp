@@ -48,9 +48,10 @@ std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, u
                                            UsedAlongside* alongside) {
   auto replay = std::make_unique<replay::Replay>(options);
   sources::SourceRecords records = source.records(limit);
+  uint64_t until_handover = alongside ? 1 : UINT64_MAX;  // records
   read_records(records, progress, [&](const trace::Record& record, const trace::Reader& reader) {
     replay->on_record(record, reader);
-    if (alongside) alongside->after_record(*replay);
+    if (--until_handover == 0) until_handover = alongside->hand_over(*replay);
     if (const auto* param = std::get_if<trace::Param>(&record)) note_param(*param, info.params);
     if (const auto* snapshot = std::get_if<trace::TorchSnapshot>(&record); snapshot && named)
       named->push_back(sources::NamedSnapshot::of(*snapshot));

@@ -24,14 +24,14 @@ UsedAlongside::~UsedAlongside() {
   if (thread_.joinable()) thread_.join();
 }
 
+uint64_t UsedAlongside::hand_over(const replay::Replay& first) {
+  if (!started() && first.heaps().created() == 0) return kLookForHeapsEvery;
+  hand_over(first, false);
+  return kBatch;
+}
+
 void UsedAlongside::hand_over(const replay::Replay& first, bool ended) {
-  if (!started()) {
-    if (first.heaps().created() == 0) {
-      next_handover_ = first.records_read() + kLookForHeapsEvery;
-      return;
-    }
-    thread_ = std::thread([this] { read(); });
-  }
+  if (!started()) thread_ = std::thread([this] { read(); });
   const std::vector<replay::SegmentMark>& marks = first.segment_marks();
   const replay::HeapPlaces& places = first.heaps().places();
   {
@@ -46,11 +46,10 @@ void UsedAlongside::hand_over(const replay::Replay& first, bool ended) {
   handed_.notify_one();
   marks_handed_ = marks.size();
   heaps_handed_ = places.size();
-  next_handover_ = first.records_read() + kBatch;
 }
 
 void UsedAlongside::first_ended(const replay::Replay& first) {
-  if (started()) hand_over(first, true);
+  if (started() || first.heaps().created() > 0) hand_over(first, true);
 }
 
 bool UsedAlongside::reach(uint64_t record) {

@@ -29,11 +29,9 @@ class UsedAlongside {
   UsedAlongside(const UsedAlongside&) = delete;
   UsedAlongside& operator=(const UsedAlongside&) = delete;
 
-  // The first reading has read a record into `first`: the used reading starts at the first heap; the marks
-  // made since are handed over now and then.
-  void after_record(const replay::Replay& first) {
-    if (first.records_read() >= next_handover_) hand_over(first, false);
-  }
+  // The first reading is at a record of `first`: the used reading starts at the first heap, and the marks
+  // made since the last handover are handed over. Returns how many records to read before calling again.
+  uint64_t hand_over(const replay::Replay& first);
   // The first reading has ended.
   void first_ended(const replay::Replay& first);
   bool started() const { return thread_.joinable(); }
@@ -54,7 +52,6 @@ class UsedAlongside {
   std::thread thread_;
 
   // The first reading's side.
-  uint64_t next_handover_ = 0;
   size_t marks_handed_ = 0;
   size_t heaps_handed_ = 0;
 
