@@ -189,7 +189,12 @@ TEST_F(PausedProgram, TheLiveViewRedrawsUntilTheProcessEndsAndLeavesTheLastFrame
   std::string screen = dir_ + "/screen";
   pid_t top = spawn_on_terminal(analyzer_path() + " top --interval 0.1 " + pid(), screen);
   std::string running = "gpumemtrace top: process " + pid() + " is running, at ";
-  for (int tries = 0; tries < 200 && read_file(screen).find(running) == std::string::npos; ++tries) usleep(50'000);
+  // A whole frame: the screen file is written as the frame is drawn, its header first and "q: quit" last.
+  auto drawn_whole = [&] {
+    std::string shown = read_file(screen);
+    return shown.find(running) != std::string::npos && shown.find("q: quit") != std::string::npos;
+  };
+  for (int tries = 0; tries < 200 && !drawn_whole(); ++tries) usleep(50'000);
   std::string drawn = read_file(screen);
   EXPECT_NE(drawn.find(running), std::string::npos) << drawn;
   EXPECT_NE(drawn.find("q: quit"), std::string::npos) << drawn;
