@@ -34,7 +34,7 @@ inline constexpr PassInfo kPasses[] = {
      "alongside the first reading for the reports that show the used view, from the trace's first heap on "
      "(used_alongside.h); else when a model asks for the used view of a trace with heaps (ModelInput); once more "
      "if an allocation was taken for a heap segment by mistake, or if the reading alongside was not the used "
-     "view's"},
+     "view's or was stopped (growth's windows follow a phase)"},
     {Pass::GrowthWindows, "growth windows", "the trace again",
      "the replay of the reserved view with growth's windows following a phase",
      "when growth follows a phase in the reserved view (ModelInput)"},

@@ -14,7 +14,9 @@ UsedAlongside::UsedAlongside(std::shared_ptr<const sources::TraceSource> source,
   options_.used_view_streamed = true;
 }
 
-UsedAlongside::~UsedAlongside() {
+UsedAlongside::~UsedAlongside() { stop(); }
+
+void UsedAlongside::stop() {
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;

@@ -37,6 +37,9 @@ class UsedAlongside {
   bool started() const { return thread_.joinable(); }
   // Waits for the reading to end; its replay when it is the used view's, else nullptr (read it again).
   std::unique_ptr<replay::Replay> take();
+  // Stops the reading soon and waits for it: it will not be taken (the used view is wanted with growth
+  // windows of a phase).
+  void stop();
 
  private:
   static constexpr uint64_t kBatch = 16384;  // records between handovers

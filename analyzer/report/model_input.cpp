@@ -55,6 +55,8 @@ ModelInput::ModelInput(const analysis::Analysis& analysis, const Selection& sele
     : analysis_(analysis), selection_(selection), symbolize_(std::move(symbolize)), stacks_(stacks) {
   view_ = selection.view.value_or(heaps() > 0 ? View::Used : View::Reserved);
   growth_windows_ = choose_growth_windows(reserved_replay(), selection);
+  // The used view read alongside the first reading has no growth windows of a phase: not taken, not finished.
+  if (growth_windows_.phase && analysis.used_alongside) analysis.used_alongside->stop();
 }
 
 ModelInput::~ModelInput() = default;

@@ -70,6 +70,39 @@ TEST(UsedAlongside, MakesTheReportsOfTheUsedViewReadAfterTheFirst) {
   }
 }
 
+// Growth's windows follow a phase of the trace (chosen after the first reading): the used view is read after
+// the first with them, and the reading alongside is stopped, not taken.
+TEST(UsedAlongside, IsStoppedWhenGrowthFollowsAPhase) {
+  TraceBuilder b;
+  b.thread_new(1, 1, "main");
+  b.stack_node(0, 0xA000).stack_node(0, 0xB000);
+  b.record(trace::PhaseName{0, 0, "step"});
+  uint64_t events = 0;
+  for (uint64_t k = 1; k <= 6; ++k) {
+    uint64_t segment = 0x10000000 * k;
+    b.event(trace::PhasePush{{}, 0}, 1000);
+    b.alloc(Api::cudaMalloc, 0, segment, 2 << 20, 1, 1000);
+    b.event(trace::HeapCreate{{}, k, 0, segment, 2 << 20, "pool"}, 1000);
+    b.event(trace::SubAlloc{{}, k, segment, 1000 * k, 1024 * k, 2}, 1000);
+    b.event(trace::PhasePop{{}, 0}, 1000);
+    events += 5;
+  }
+  b.end(events + 1, 1000);
+  ScratchDir scratch;
+  std::string path = write_file(scratch / "t.trace", b.bytes());
+  for (report::BuildBody body : {report::build_body<report::summary_report>, report::build_body<report::growth_report>}) {
+    analysis::Analysis after = analysis::analyze(path);
+    analysis::Analysis alongside = analysis::analyze(path, {}, {}, {.used_view_alongside = true});
+    ASSERT_TRUE(alongside.used_alongside);
+    std::string expected = report_json(after, body);
+    EXPECT_NE(expected.find("\"growth_windows\":{\"phase\":\"step\""), std::string::npos) << expected;
+    EXPECT_EQ(report_json(alongside, body), expected);
+    EXPECT_EQ(after.passes[Pass::UsedView], 1u);
+    EXPECT_EQ(alongside.passes[Pass::UsedView], 2u);  // the one stopped, and the one with growth's windows
+    EXPECT_FALSE(alongside.used_alongside->take());
+  }
+}
+
 TEST(UsedAlongside, NothingRunsForATraceWithoutHeaps) {
   TraceBuilder b;
   b.thread_new(1, 1, "main");
