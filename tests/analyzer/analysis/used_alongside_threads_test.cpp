@@ -45,5 +45,15 @@ TEST(UsedAlongsideThreads, TheReplayTakenIsTheUsedViewsReadAfterTheFirst) {
   }
 }
 
+// Stopped while it may still be reading (a report that will not take it): it ends, and gives nothing.
+TEST(UsedAlongsideThreads, AReadingStoppedMidwayEndsAndIsNotTaken) {
+  ScratchDir scratch;
+  std::string path = write_file(scratch / "t.trace", heaps_trace(6000, 0).bytes());
+  analysis::Analysis analysis = analysis::analyze(path, {}, {}, {.used_view_alongside = true});
+  ASSERT_TRUE(analysis.used_alongside);
+  analysis.used_alongside->stop();
+  EXPECT_FALSE(analysis::take_used_alongside(analysis));
+}
+
 }  // namespace
 }  // namespace gpumemtrace::test
