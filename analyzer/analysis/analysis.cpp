@@ -101,18 +101,17 @@ Analysis analyze(const std::string& path, const replay::ReplayOptions& options, 
   bool join = source_options.join_snapshots && !source->snapshot();
   // Read alongside only when it would read what the used view's reading reads: the first reading's options
   // (a listener is told from one thread), and the first reading not read again with snapshots joined.
-  std::shared_ptr<UsedAlongside> alongside;
   if (source_options.used_view_alongside && !options.listener && !options.used_view)
-    alongside = std::make_shared<UsedAlongside>(source, options);
-  analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr, alongside.get());
+    analysis.used_alongside = std::make_shared<UsedAlongside>(source, options);
+  analysis.replay = read_first(*source, UINT64_MAX, options, progress, info, join ? &named : nullptr,
+                               analysis.used_alongside.get());
   analysis.passes.ran(Pass::First);
-  if (alongside && alongside->started()) {
+  if (analysis.used_alongside && analysis.used_alongside->started())
     analysis.passes.ran(Pass::UsedView);
-    analysis.used_alongside = alongside;
-  }
+  else
+    analysis.used_alongside.reset();
   if (!named.empty()) {
     analysis.used_alongside.reset();  // stopped before the source changes
-    alongside.reset();
     // Read again with the snapshots' history among the trace's records, as far as the first reading went.
     source->join(sources::join_snapshots(path, named, info.records));
     analysis.passes.ran(Pass::Join);

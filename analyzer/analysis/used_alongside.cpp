@@ -19,9 +19,8 @@ UsedAlongside::~UsedAlongside() { stop(); }
 void UsedAlongside::stop() {
   {
     std::lock_guard lock(mutex_);
-    stopped_ = true;
+    stopped_.store(true, std::memory_order_relaxed);
   }
-  stopping_.store(true, std::memory_order_relaxed);
   handed_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -55,15 +54,15 @@ void UsedAlongside::first_ended(const replay::Replay& first) {
 }
 
 bool UsedAlongside::reach(uint64_t record) {
-  if (stopping_.load(std::memory_order_relaxed)) return false;
+  if (stopped_.load(std::memory_order_relaxed)) return false;
   if (record + kLag <= records_known_ || (ended_known_ && record <= records_known_)) return true;
   if (ended_known_) return false;
   std::vector<replay::SegmentMark> marks;
   std::vector<replay::HeapPlaces::Place> heaps;
   {
     std::unique_lock lock(mutex_);
-    handed_.wait(lock, [&] { return stopped_ || raised_ || ended_ || record + kLag <= records_; });
-    if (stopped_ || raised_) return false;
+    handed_.wait(lock, [&] { return stopped_.load(std::memory_order_relaxed) || raised_ || ended_ || record + kLag <= records_; });
+    if (stopped_.load(std::memory_order_relaxed) || raised_) return false;
     marks.swap(marks_);
     heaps.swap(heaps_);
     records_known_ = records_;

@@ -66,8 +66,8 @@ class UsedAlongside {
   uint64_t records_ = 0;                          // read by the first reading
   bool ended_ = false;
   bool raised_ = false;  // a mark handed over had its bytes raised later (another heap over a segment)
-  bool stopped_ = false;
-  std::atomic<bool> stopping_{false};  // stopped_, read by the used reading without the lock
+  // Set under the lock (so that a waiting reading wakes to it), read without it between records.
+  std::atomic<bool> stopped_{false};
 
   // The used reading's side (the thread's until it ends).
   std::shared_ptr<replay::UsedView> view_;

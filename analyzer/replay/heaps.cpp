@@ -47,10 +47,7 @@ HeapFigures Heap::figures() const {
   return f;
 }
 
-Heap* HeapTracker::find(uint64_t id) {
-  const size_t* place = index_.find(id);
-  return place ? &heaps_[*place] : nullptr;
-}
+Heap* HeapTracker::find(uint64_t id) { return const_cast<Heap*>(std::as_const(*this).heap(id)); }
 
 const Heap* HeapTracker::heap(uint64_t id) const {
   const size_t* place = index_.find(id);
@@ -163,7 +160,11 @@ void HeapTracker::free_all(Heap& heap) {
   heap.pending_bytes = 0;
   heap.pending_requested_bytes = 0;
   heap.pending_blocks = 0;
-  if (for_reports_) heap.allocated_series.set(window_, 0);
+  track_allocated(heap);
+}
+
+void HeapTracker::track_allocated(Heap& heap) {
+  if (for_reports_) heap.allocated_series.set(window_, heap.allocated_bytes);
 }
 
 void HeapTracker::halve(uint32_t window) {
@@ -200,7 +201,7 @@ void HeapTracker::on(const trace::HeapReset& reset) {
 void HeapTracker::release(Heap& heap, HeapBlock& block) {
   heap.allocated_bytes -= block.size;
   heap.internal_bytes -= block.footprint() - block.size;
-  if (for_reports_) heap.allocated_series.set(window_, heap.allocated_bytes);
+  track_allocated(heap);
 }
 
 void HeapTracker::remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block) {
@@ -226,7 +227,7 @@ void HeapTracker::on(const trace::SubAlloc& alloc, uint32_t stack) {
   heap.blocks.emplace(alloc.address, block);
   heap.allocated_bytes += block.size;
   heap.internal_bytes += block.footprint() - block.size;
-  if (for_reports_) heap.allocated_series.set(window_, heap.allocated_bytes);
+  track_allocated(heap);
   if (heap.allocated_bytes > heap.peak_allocated_bytes) {
     heap.peak_allocated_bytes = heap.allocated_bytes;
     heap.peak_ns = alloc.time_ns;

@@ -195,6 +195,8 @@ class HeapTracker {
   void release(Heap& heap, HeapBlock& block);
   void remove(Heap& heap, std::map<uint64_t, HeapBlock>::iterator block);
   void free_all(Heap& heap);
+  // The heap's allocated bytes now, into its series (for reports).
+  void track_allocated(Heap& heap);
 
   std::vector<Heap> heaps_;
   AddressMap<size_t> index_;  // heap id -> its place in heaps_ (none once folded)

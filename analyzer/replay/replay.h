@@ -48,7 +48,7 @@ struct ReplayOptions {
   // The used view (heap_segments.h): the blocks of heaps count, the segments that hold them do not. Made
   // from a first reading of the trace (UsedView); unset: every allocation counts as the driver saw it.
   std::shared_ptr<const UsedView> used_view;
-  // The used view comes as the first reading makes it (add_to_used_view), for a used reading alongside it.
+  // The used view comes as the first reading makes it (Replay::used_view_grew), for a used reading alongside it.
   bool used_view_streamed = false;
   // Growth windows that follow a phase's instances (phase_windows.h); unset: equal time slices.
   std::optional<PhaseWindowsPlan> growth_phase;
