@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/replay/address_map.h"
+#include "common/address_map.h"
 
 namespace gpumemtrace::allocator_model {
 namespace {
@@ -179,8 +179,8 @@ class Replayer {
   HistoryReplay& out_;
   size_t entry_ = 0;       // the entry being replayed (entries.size() at the end)
   size_t next_given_ = 0;  // in options_.empty_caches
-  replay::AddressMap<BlockId> live_;     // by recorded address
-  replay::AddressMap<BlockId> pending_;  // freed later, by recorded address
+  AddressMap<BlockId> live_;     // by recorded address
+  AddressMap<BlockId> pending_;  // freed later, by recorded address
   std::vector<BlockId> complete_after_malloc_;
   bool released_before_alloc_ = false;
   bool segment_since_request_ = false;

@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyzer/replay/address_map.h"
+#include "common/address_map.h"
 #include "analyzer/replay/heaps.h"
 #include "trace/reader/records.h"
 

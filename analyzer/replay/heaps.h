@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyzer/replay/address_map.h"
+#include "common/address_map.h"
 #include "analyzer/replay/windowed_series.h"
 #include "trace/reader/reader.h"
 

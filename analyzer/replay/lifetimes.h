@@ -10,7 +10,7 @@
 #include <functional>
 #include <optional>
 
-#include "analyzer/replay/address_map.h"
+#include "common/address_map.h"
 #include "analyzer/replay/allocation_listener.h"
 
 namespace gpumemtrace::replay {

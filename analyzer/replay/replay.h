@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "analyzer/replay/accounts.h"
-#include "analyzer/replay/address_map.h"
+#include "common/address_map.h"
 #include "analyzer/replay/device_facts.h"
 #include "analyzer/replay/allocation_listener.h"
 #include "analyzer/replay/event_selection.h"

@@ -14,12 +14,20 @@ std::vector<uint8_t> ZstdWriter::compress(int level) {
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, kWindowLog);
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> frame(ZSTD_compressBound(raw_.size()));
-  size_t size = ZSTD_compress2(context.get(), frame.data(), frame.size(), raw_.data(), raw_.size());
+  std::vector<uint8_t> frame(ZSTD_compressBound(used()));
+  size_t size = ZSTD_compress2(context.get(), frame.data(), frame.size(), raw_.data(), used());
   if (ZSTD_isError(size)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(size));
   frame.resize(size);
   std::vector<uint8_t>().swap(raw_);
+  next_ = limit_ = nullptr;
   return frame;
+}
+
+void ZstdWriter::grow(size_t bytes) {
+  size_t kept = used();
+  raw_.resize(std::max(2 * raw_.size(), kept + bytes + 4096));
+  next_ = raw_.data() + kept;
+  limit_ = raw_.data() + raw_.size();
 }
 
 ZstdReader::ZstdReader(std::span<const uint8_t> frame, std::string_view name)

@@ -2,6 +2,7 @@
 // window of decompressed bytes per stream, whatever the length of the trace).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -28,23 +29,39 @@ class PackedError : public std::runtime_error {
 // and one compressor at a time is alive (at level 19 one takes about 90 MiB).
 class ZstdWriter {
  public:
-  void byte(uint8_t value) { raw_.push_back(value); }
+  void byte(uint8_t value) {
+    room(1);
+    *next_++ = value;
+  }
   void varint(uint64_t value) {
-    uint8_t buffer[format::kMaxVarintBytes];
-    raw_.insert(raw_.end(), buffer, format::put_varint(buffer, value));
+    room(format::kMaxVarintBytes);
+    next_ = format::put_varint(next_, value);
   }
   // A value as a Low/High pair (packed_format.h): its low byte here, the rest as a varint in `high`.
   void split(uint64_t value, ZstdWriter& high) {
     byte(static_cast<uint8_t>(value));
     high.varint(value >> 8);
   }
-  void bytes(std::span<const uint8_t> values) { raw_.insert(raw_.end(), values.begin(), values.end()); }
-  uint64_t raw_bytes() const { return raw_.size(); }
+  void bytes(std::span<const uint8_t> values) {
+    room(values.size());
+    next_ = std::copy(values.begin(), values.end(), next_);
+  }
+  uint64_t raw_bytes() const { return used(); }
   // The stream as one zstd frame; its bytes are given back.
   std::vector<uint8_t> compress(int level);
 
  private:
+  // raw_ is grown ahead and written in place through next_: appending a byte or a varint is a store and a
+  // compare, not a vector insert.
+  void room(size_t bytes) {
+    if (static_cast<size_t>(limit_ - next_) < bytes) grow(bytes);
+  }
+  void grow(size_t bytes);
+  size_t used() const { return static_cast<size_t>(next_ - raw_.data()); }
+
   std::vector<uint8_t> raw_;
+  uint8_t* next_ = nullptr;   // the end of the stream's bytes in raw_
+  uint8_t* limit_ = nullptr;  // the end of raw_
 };
 
 class ZstdReader {

@@ -5,9 +5,9 @@
 #include <random>
 #include <unordered_map>
 
-#include "analyzer/replay/address_map.h"
+#include "common/address_map.h"
 
-namespace gpumemtrace::replay {
+namespace gpumemtrace {
 namespace {
 
 TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
@@ -47,4 +47,4 @@ TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
 }
 
 }  // namespace
-}  // namespace gpumemtrace::replay
+}  // namespace gpumemtrace

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpumemtrace::replay {
+namespace gpumemtrace {
 
 template <typename Value>
 class AddressMap {
@@ -122,4 +122,4 @@ class AddressMap {
   std::optional<Value> empty_key_value_;
 };
 
-}  // namespace gpumemtrace::replay
+}  // namespace gpumemtrace
