@@ -15,6 +15,7 @@
 #include "analyzer/analysis/passes.h"
 #include "analyzer/analysis/used_alongside.h"
 #include "analyzer/sources/trace_source.h"
+#include "common/progress_fn.h"
 #include "common/run_params.h"
 
 namespace gpumemtrace::analysis {
@@ -46,10 +47,6 @@ struct TraceInfo {
   }
 };
 
-// Called now and then while reading ("reading", how far the reader is in the file, its size; at the end, all
-// of it), and while a snapshot is made into a trace (sources/progress.h).
-using ProgressFn = sources::ProgressFn;
-
 // How a path is read.
 struct SourceOptions {
   bool join_snapshots = true;  // a trace with the PyTorch snapshots its records name (snapshot_join.h)
@@ -73,7 +70,9 @@ struct Analysis {
 // Throws trace::OpenError when the file is neither a trace this build can read nor a PyTorch memory
 // snapshot (sources::TraceSource). A corrupt trace is read up to the damage and flagged (trace.corrupt, trace.error).
 // A trace that names PyTorch snapshots is read once more with them joined (trace.joined says how it went:
-// a snapshot that cannot be read is left out, in joined->unreadable).
+// a snapshot that cannot be read is left out, in joined->unreadable). `progress` is told "reading" (how far
+// the reader is in the file, of its size; at the end, all of it), and "converting" while a snapshot is made
+// into a trace.
 Analysis analyze(const std::string& path, const replay::ReplayOptions& options = {}, const ProgressFn& progress = {},
                  const SourceOptions& source = {});
 

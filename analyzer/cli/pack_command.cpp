@@ -2,10 +2,12 @@
 // (docs/trace-format.md, "Packed traces"), which every command reads as it read the plain one.
 #include <fmt/core.h>
 
+#include <functional>
 #include <system_error>
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/progress.h"
 #include "common/size_units.h"
 #include "trace/packed/pack.h"
 #include "trace/packed/zstd_streams.h"
@@ -44,7 +46,8 @@ int pack_main(std::span<const std::string> args) {
 
   packed::PackStats stats;
   try {
-    stats = packed::pack_file(path, level);
+    Progress progress(path);
+    stats = packed::pack_file(path, level, std::ref(progress));
   } catch (const trace::OpenError& error) {
     return trace_error(path, error.what());
   } catch (const packed::PackedError& error) {

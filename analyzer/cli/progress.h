@@ -1,5 +1,6 @@
 // "gpumemtrace: reading TRACE: 42%" on stderr, when it is a terminal and the work has taken a second; a
-// snapshot is also "converting". The line goes when the work is done (told all of it), and at the end.
+// snapshot is also "converting", a trace being packed "packing" and "compressing". The line goes when the
+// work is done (told all of it), and at the end.
 #pragma once
 
 #include <chrono>

@@ -10,11 +10,13 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 #include "analyzer/cli/child_process.h"
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/progress.h"
 #include "analyzer/cli/top_command.h"
 #include "analyzer/cli/tracer_layout.h"
 #include "common/clock.h"
@@ -183,7 +185,11 @@ void report_trace(const std::optional<fs::path>& trace, bool inject) {
 // --pack: the finished trace packed; when it cannot be, it stays as written and one warning says why.
 void pack_trace(const fs::path& trace) {
   try {
-    packed::PackStats stats = packed::pack_file(trace.string(), packed::kDefaultLevel);
+    packed::PackStats stats;
+    {
+      Progress progress(trace.string());
+      stats = packed::pack_file(trace.string(), packed::kDefaultLevel, std::ref(progress));
+    }
     double per_event = stats.events ? static_cast<double>(stats.packed_bytes) / static_cast<double>(stats.events) : 0.0;
     fmt::print(stderr, "gpumemtrace: trace packed into {} ({:.2f} bytes per event)\n", format_size(stats.packed_bytes),
                per_event);

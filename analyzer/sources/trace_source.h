@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/sources/progress.h"
+#include "common/progress_fn.h"
 #include "analyzer/sources/pytorch/snapshot_trace.h"
 #include "analyzer/sources/snapshot_join.h"
 #include "analyzer/sources/source_records.h"

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "tests/support/decode_helpers.h"
@@ -221,6 +222,34 @@ TEST(PackedTrace, MixedWorkloadPacksToUnderAFifthOfItsPlainSize) {
   EXPECT_EQ(stats.events, 98976u);
   EXPECT_LT(packed.size(), 98976u * 7 / 4) << packed.size() << " bytes";
   EXPECT_LT(packed.size() * 5, b.size()) << packed.size() << " bytes";
+}
+
+// The command shows these on a terminal (`gpumemtrace pack`, `run --pack`): how far the coding is in the plain
+// trace, every 4 MiB, then how much of the streams is compressed.
+TEST(PackedTrace, PackingTellsHowFarItIs) {
+  TraceBuilder b = mixed_workload(600000);
+  ASSERT_EQ(b.size(), 10277695u);
+  std::vector<std::tuple<std::string, uint64_t, uint64_t>> told;
+  packed::PackStats stats;
+  packed::pack(b.bytes(), 1, stats, [&](std::string_view doing, uint64_t done, uint64_t total) {
+    told.emplace_back(doing, done, total);
+  });
+  uint64_t raw = 0;
+  for (uint64_t bytes : stats.raw_bytes) raw += bytes;
+  ASSERT_EQ(told.size(), 3u + packed::kStreams + 1);
+  uint64_t last = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& [doing, done, total] = told[i];
+    EXPECT_EQ(doing, "packing");
+    EXPECT_EQ(total, b.size());
+    EXPECT_GE(done, i * (uint64_t{4} << 20));
+    EXPECT_LT(done, i * (uint64_t{4} << 20) + 64) << "a report per 4 MiB, at the first record boundary past it";
+    EXPECT_GT(done, last);
+    last = done;
+  }
+  EXPECT_EQ(told[3], std::make_tuple(std::string("compressing"), uint64_t{0}, raw));
+  EXPECT_EQ(told[3 + packed::kStreams], std::make_tuple(std::string("compressing"), raw, raw));
+  for (size_t i = 4; i < told.size(); ++i) EXPECT_GE(std::get<1>(told[i]), std::get<1>(told[i - 1]));
 }
 
 TEST(PackedTrace, DamagedPackedTraceIsAnErrorNeverACrash) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <system_error>
 
@@ -29,7 +30,8 @@ using format::Token;
 
 class Packer {
  public:
-  Packer(std::span<const uint8_t> plain, int level) : plain_(plain), level_(level), check_{checked_} {
+  Packer(std::span<const uint8_t> plain, int level, const ProgressFn& progress)
+      : plain_(plain), level_(level), progress_(progress), check_{checked_} {
     encoder_.restart();
   }
 
@@ -46,6 +48,10 @@ class Packer {
       std::visit([&](const auto& r) { code(r, reader.record_offset(), reader.stop_offset()); }, *record);
       compare(done, reader.stop_offset());
       done = reader.stop_offset();
+      if (done >= report_at_ && progress_) {
+        progress_("packing", done, plain_.size());
+        report_at_ = done + kReportEvery;
+      }
     }
     if (reader.status() == trace::Status::Corrupt) throw PackedError(reader.error());
     checked_.clear();
@@ -53,11 +59,15 @@ class Packer {
     compare(done, reader.stop_offset());
 
     std::array<std::vector<uint8_t>, kStreams> frames;
+    for (size_t i = 0; i < kStreams; ++i) stats.raw_bytes[i] = streams_[i].raw_bytes();
+    uint64_t raw = std::accumulate(stats.raw_bytes.begin(), stats.raw_bytes.end(), uint64_t{0}), compressed = 0;
     for (size_t i = 0; i < kStreams; ++i) {
-      stats.raw_bytes[i] = streams_[i].raw_bytes();
+      if (progress_) progress_("compressing", compressed, raw);
       frames[i] = streams_[i].compress(level_);
       stats.compressed_bytes[i] = frames[i].size();
+      compressed += stats.raw_bytes[i];
     }
+    if (progress_) progress_("compressing", raw, raw);
     std::vector<uint8_t> file = write_container(frames);
     stats.plain_bytes = plain_.size();
     stats.packed_bytes = file.size();
@@ -171,8 +181,12 @@ class Packer {
            " are not as the writer writes them: the trace is not packed";
   }
 
+  static constexpr size_t kReportEvery = size_t{1} << 22;  // bytes of the plain trace between progress reports
+
   std::span<const uint8_t> plain_;
   int level_;
+  const ProgressFn& progress_;
+  size_t report_at_ = 0;
   std::array<ZstdWriter, kStreams> streams_;
   PackModel model_;
   writer::RecordEncoder encoder_;
@@ -190,11 +204,11 @@ class Packer {
 
 }  // namespace
 
-std::vector<uint8_t> pack(std::span<const uint8_t> plain, int level, PackStats& stats) {
-  return Packer(plain, level).run(stats);
+std::vector<uint8_t> pack(std::span<const uint8_t> plain, int level, PackStats& stats, const ProgressFn& progress) {
+  return Packer(plain, level, progress).run(stats);
 }
 
-PackStats pack_file(const std::string& path, int level) {
+PackStats pack_file(const std::string& path, int level, const ProgressFn& progress) {
   trace::MappedFile file(path);
   if (is_packed(file.bytes())) throw PackedError("the trace is packed already");
   // The writer holds an exclusive lock on its file while its process runs (trace/writer/trace_file.h).
@@ -204,7 +218,7 @@ PackStats pack_file(const std::string& path, int level) {
   if (flock(lock, LOCK_SH | LOCK_NB) != 0) throw PackedError("a live process is still writing the trace");
 
   PackStats stats;
-  std::vector<uint8_t> packed = pack(file.bytes(), level, stats);
+  std::vector<uint8_t> packed = pack(file.bytes(), level, stats, progress);
   std::string temporary = path + ".packing";
   unlink(temporary.c_str());  // left over from a packing that was killed
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -19,7 +19,7 @@ constexpr uint64_t kStepNs = 1000;
 
 class Converter {
  public:
-  Converter(SnapshotReader& reader, const Snapshot& snapshot, const sources::ProgressFn& progress)
+  Converter(SnapshotReader& reader, const Snapshot& snapshot, const ProgressFn& progress)
       : reader_(reader), snapshot_(snapshot), progress_(progress) {}
 
   SnapshotTrace run() {
@@ -124,14 +124,14 @@ class Converter {
 
   SnapshotReader& reader_;
   const Snapshot& snapshot_;
-  const sources::ProgressFn& progress_;
+  const ProgressFn& progress_;
   HistoryWriter writer_{HistoryWriter::Options{}};
 };
 
 }  // namespace
 
 SnapshotTrace snapshot_trace(std::span<const uint8_t> bytes, std::function<void(uint64_t offset)> read_to,
-                             const sources::ProgressFn& progress) {
+                             const ProgressFn& progress) {
   SnapshotReader reader(bytes, std::move(read_to));
   Snapshot snapshot = reader.read();
   return Converter(reader, snapshot, progress).run();

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "analyzer/sources/progress.h"
+#include "common/progress_fn.h"
 #include "trace/reader/opened_trace.h"
 
 namespace gpumemtrace::pytorch {
@@ -55,6 +55,6 @@ struct SnapshotTrace {
 // `read_to`: SnapshotReader's (the pickle's pages behind it may go). `progress` is told how many of the
 // history's entries are converted ("converting").
 SnapshotTrace snapshot_trace(std::span<const uint8_t> pickle, std::function<void(uint64_t offset)> read_to = {},
-                             const sources::ProgressFn& progress = {});
+                             const ProgressFn& progress = {});
 
 }  // namespace gpumemtrace::pytorch
