@@ -2,7 +2,7 @@
 # Remakes the seed corpus of tests/fuzz/corpus from a built tree (default build/): traces of the test
 # programs run under the tracer on the simulated device, complete and cut at several points (what a killed
 # process leaves), traces of bench_trace_generator, the crafted shapes of
-# tests/reliability/programs/hostile_traces.cpp, the .eh_frame sections of the programs and libraries,
+# tests/reliability/programs/hostile_traces.cpp, the traces earlier builds wrote (tests/data/traces), the .eh_frame sections of the programs and libraries,
 # and the baselines of those traces. Inputs kept by hand (regression-*: what a fuzzer once crashed on;
 # hand-*) stay.
 set -euo pipefail
@@ -45,6 +45,8 @@ for trace in "$work"/*.trace; do
   head -c "$size" "$trace" >"$traces/$name"
   for cut in 3 2; do head -c $((size * (cut - 1) / cut)) "$trace" >"$traces/$name.cut$cut"; done
 done
+# The traces earlier builds wrote (tests/data/traces), plain and packed, and the first layout that is refused.
+for trace in "$root"/tests/data/traces/*.trace; do cp "$trace" "$traces/older-$(basename "$trace" .trace)"; done
 # Packed traces (trace/packed): a few complete ones and a cut one, whole and cut.
 for name in runtime threads pool_oom generated; do
   cp "$traces/$name" "$work/packed-$name" && "$build/bin/gpumemtrace" pack --level 3 "$work/packed-$name" >/dev/null
