@@ -2,8 +2,8 @@
 # Remakes the seed corpus of tests/fuzz/corpus from a built tree (default build/): traces of the test
 # programs run under the tracer on the simulated device, complete and cut at several points (what a killed
 # process leaves), traces of bench_trace_generator, the crafted shapes of
-# tests/reliability/programs/hostile_traces.cpp, the traces earlier builds wrote (tests/data/traces), the .eh_frame sections of the programs and libraries,
-# and the baselines of those traces. Inputs kept by hand (regression-*: what a fuzzer once crashed on;
+# tests/reliability/programs/hostile_traces.cpp, the traces earlier builds wrote (tests/data/traces), the
+# .eh_frame sections of the programs and libraries, and the baselines of those traces. Inputs kept by hand (regression-*: what a fuzzer once crashed on;
 # hand-*) stay.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
