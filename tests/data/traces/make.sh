@@ -3,7 +3,7 @@
 # commit below: a git worktree of it, a Release build of that commit's tracer, simulated device, programs and
 # analyzer, each program run under that build's tracer on that build's simulated device, and the trace kept
 # with that build's own `gpumemtrace dump` of it (NAME.dump) or, where today's reader refuses it on purpose,
-# the message it gives (NAME.refused, written by hand). Takes about 15 minutes on 2 cores.
+# the message it gives (NAME.refused, written by hand). Takes 15 to 30 minutes on 2 cores.
 #   tests/data/traces/make.sh [WORKDIR]      (default: a new temporary folder, removed at the end)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
