@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "trace/reader/reader.h"
@@ -16,6 +18,14 @@ struct Decoded {
   std::vector<trace::Record> records;
   std::vector<uint64_t> ends;  // the byte offset just past each record
 };
+
+// The record as the type the test expects it to be; another type is an error that names it.
+template <typename T>
+const T& as(const trace::Record& record) {
+  const T* out = std::get_if<T>(&record);
+  if (!out) throw std::runtime_error("unexpected record " + std::string(trace::record_name(record)));
+  return *out;
+}
 
 // The bytes must outlive the result.
 inline Decoded decode_all(std::span<const uint8_t> bytes) {

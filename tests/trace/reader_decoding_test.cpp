@@ -15,13 +15,6 @@ using format::Api;
 using format::Token;
 using trace::Status;
 
-template <typename T>
-const T& as(const trace::Record& record) {
-  const T* out = std::get_if<T>(&record);
-  if (!out) throw std::runtime_error("unexpected record " + std::string(trace::record_name(record)));
-  return *out;
-}
-
 // A varint reads the same whether the data ends right after it (each byte checked against the end) or has room
 // for the longest one after it (FieldCursor's path without those checks); so does a varint too long.
 TEST(ReaderDecoding, VarintsReadTheSameWithAndWithoutRoomAfterThem) {

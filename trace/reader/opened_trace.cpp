@@ -4,10 +4,12 @@
 
 #include <system_error>
 
+#include "trace/legacy/first_layout.h"
 #include "trace/packed/packed_format.h"
 #include "trace/packed/unpack.h"
 #include "trace/packed/zstd_streams.h"
 #include "trace/reader/open_error.h"
+#include "trace/reader/reader.h"
 
 namespace gpumemtrace::trace {
 
@@ -24,11 +26,35 @@ int unpack(std::span<const uint8_t> packed_bytes) {
   }
 }
 
+int rewrite(std::span<const uint8_t> first_layout) {
+  try {
+    return legacy::to_current_layout_in_memory_file(first_layout);
+  } catch (const std::system_error& error) {
+    throw OpenError(std::string("cannot rewrite the trace of the first layout: ") + error.what());
+  }
+}
+
+// The memory file that holds the trace in today's layout, or -1 when the file is read as it is.
+int rewritten(std::span<const uint8_t> bytes) {
+  if (packed::is_packed(bytes)) return unpack(bytes);
+  if (is_first_layout(bytes)) return rewrite(bytes);
+  return -1;
+}
+
 }  // namespace
+
+bool is_first_layout(std::span<const uint8_t> bytes) {
+  size_t reach = legacy::first_layout_reach(bytes);
+  if (reach == 0) return false;
+  Reader reader(bytes);
+  while (reader.stop_offset() < reach && reader.next()) {
+  }
+  return reader.status() == Status::Corrupt && reader.stop_offset() < reach;
+}
 
 OpenedTrace::OpenedTrace(const std::string& path) : path_(path) {
   MappedFile file(path);
-  if (packed::is_packed(file.bytes())) unpacked_ = unpack(file.bytes());
+  unpacked_ = rewritten(file.bytes());
 }
 
 OpenedTrace::~OpenedTrace() {
@@ -42,8 +68,8 @@ std::unique_ptr<MappedFile> OpenedTrace::map() const {
 
 std::unique_ptr<MappedFile> OpenedTrace::map_once(const std::string& path) {
   auto file = std::make_unique<MappedFile>(path);
-  if (!packed::is_packed(file->bytes())) return file;
-  int unpacked = unpack(file->bytes());
+  int unpacked = rewritten(file->bytes());
+  if (unpacked < 0) return file;
   auto copy = std::make_unique<MappedFile>(unpacked);  // the mapping keeps the memory file alive
   close(unpacked);
   return copy;

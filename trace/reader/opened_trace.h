@@ -1,14 +1,21 @@
 // A trace opened once for any number of readings. A packed trace (trace/packed) is unpacked here, once,
 // into a memory file holding the version-1 trace it was made from, and every reading maps that copy; a trace
-// made in memory comes as such a memory file; any other trace is mapped afresh by each reading.
+// in the first commit's layout (trace/legacy) is rewritten in today's the same way; a trace made in memory
+// comes as such a memory file; any other trace is mapped afresh by each reading.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "trace/reader/mapped_file.h"
 
 namespace gpumemtrace::trace {
+
+// A trace in the first commit's layout (trace/legacy/first_layout.h): that layout reads it further than
+// today's, which stops as corrupt before. Opening such a trace rewrites it in today's layout.
+bool is_first_layout(std::span<const uint8_t> bytes);
 
 class OpenedTrace {
  public:

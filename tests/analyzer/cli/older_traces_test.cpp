@@ -1,8 +1,8 @@
 // Traces written by earlier builds of the tracer (tests/data/traces; its README.md says which build wrote
 // each and how): today's analyzer reads each as the build that wrote it read it. `gpumemtrace dump` prints
 // every record with every field, so its output must be the bytes that build's own `dump` printed, kept
-// beside the trace (NAME.dump). A trace today's reader refuses on purpose keeps the start of the message
-// (NAME.refused).
+// beside the trace (NAME.dump). The first commit's traces are of a layout that the next commit changed
+// (trace/legacy/first_layout.h): they read too, rewritten in today's layout as they are opened.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,15 +33,6 @@ TEST_P(OlderTraces, ReadAsTheBuildThatWroteThemReadThem) {
   const std::string trace = kept(GetParam() + ".trace");
   ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   ProcessResult dump = run_gpumemtrace({"dump", trace});
-  if (std::filesystem::exists(kept(GetParam() + ".refused"))) {
-    std::string message = read_file(kept(GetParam() + ".refused"));
-    message.erase(message.find_last_not_of('\n') + 1);
-    EXPECT_EQ(dump.exit_code, 2) << dump.out;
-    EXPECT_TRUE(dump.err.starts_with("gpumemtrace: " + trace + ": " + message)) << dump.err;
-    ProcessResult summary = run_gpumemtrace({"summary", trace});
-    EXPECT_EQ(summary.exit_code, 2) << summary.out;
-    return;
-  }
   ASSERT_EQ(dump.exit_code, 0) << dump.err;
   EXPECT_EQ(dump.err, "");
   EXPECT_EQ(dump.out, read_file(kept(GetParam() + ".dump")));

@@ -2,8 +2,7 @@
 # Remakes the traces of earlier builds kept in this folder (README.md here says what each one is). For each
 # commit below: a git worktree of it, a Release build of that commit's tracer, simulated device, programs and
 # analyzer, each program run under that build's tracer on that build's simulated device, and the trace kept
-# with that build's own `gpumemtrace dump` of it (NAME.dump) or, where today's reader refuses it on purpose,
-# the message it gives (NAME.refused, written by hand). Takes 15 to 30 minutes on 2 cores.
+# with that build's own `gpumemtrace dump` of it (NAME.dump). Takes 15 to 30 minutes on 2 cores.
 #   tests/data/traces/make.sh [WORKDIR]      (default: a new temporary folder, removed at the end)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,7 +42,7 @@ for commit in "${!programs[@]}"; do
     # A killed process leaves a zero-filled tail: the written bytes are what is kept.
     python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); open(sys.argv[2],"wb").write(d.rstrip(b"\0"))' \
       "$trace" "$here/$name.trace"
-    [ -f "$here/$name.refused" ] || "$tree/build/bin/gpumemtrace" dump "$here/$name.trace" >"$here/$name.dump"
+    "$tree/build/bin/gpumemtrace" dump "$here/$name.trace" >"$here/$name.dump"
     if [[ " ${packs[*]} " == *" $commit "* ]]; then
       cp "$here/$name.trace" "$here/$name.packed.trace"
       "$tree/build/bin/gpumemtrace" pack "$here/$name.packed.trace" >/dev/null
