@@ -18,6 +18,7 @@
 #include "trace/packed/zstd_streams.h"
 #include "trace/reader/field_cursor.h"
 #include "trace/reader/mapped_file.h"
+#include "trace/reader/opened_trace.h"
 #include "trace/reader/reader.h"
 #include "trace/writer/record_encoder.h"
 #include "trace/writer/vector_output.h"
@@ -211,6 +212,9 @@ std::vector<uint8_t> pack(std::span<const uint8_t> plain, int level, PackStats& 
 PackStats pack_file(const std::string& path, int level, const ProgressFn& progress) {
   trace::MappedFile file(path);
   if (is_packed(file.bytes())) throw PackedError("the trace is packed already");
+  if (trace::is_first_layout(file.bytes()))
+    throw PackedError("the trace is of the first builds' layout (before 2026-11-22 03:44 UTC): every command reads it, "
+                      "but it is not packed");
   // The writer holds an exclusive lock on its file while its process runs (trace/writer/trace_file.h).
   int lock = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (lock < 0) fail("cannot open " + path, errno);

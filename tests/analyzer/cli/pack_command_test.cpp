@@ -38,6 +38,21 @@ TEST(PackCommand, PackedTraceDumpsAndSummarizesAsThePlainOne) {
   EXPECT_EQ(again.err, "gpumemtrace: " + path + ": the trace is packed already\n");
 }
 
+// tests/data/traces/README.md: the first commit's traces are read, rewritten in today's layout, not packed.
+TEST(PackCommand, TraceOfTheFirstLayoutStaysAsItIs) {
+  ScratchDir dir;
+  std::string path = dir / "first.trace";
+  std::filesystem::copy_file(test_data_dir() + "/traces/67be820-train_loop.trace", path);
+  std::string before = read_file(path);
+  ProcessResult pack = run_gpumemtrace({"pack", path});
+  EXPECT_EQ(pack.exit_code, 2);
+  EXPECT_EQ(pack.err, "gpumemtrace: " + path +
+                          ": the trace is of the first builds' layout (before 2026-11-22 03:44 UTC): every command reads "
+                          "it, but it is not packed\n");
+  EXPECT_EQ(read_file(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + ".packing"));
+}
+
 TEST(PackCommand, DamagedPackedTraceExitsTwoAsCorrupt) {
   ScratchDir dir;
   std::string path = write_file(dir / "cut.trace", every_record_trace().bytes());
