@@ -48,6 +48,7 @@ class FirstLayoutReader {
     if (r.start == end_ || *r.start == 0) return Step::End;
     uint8_t token = *r.start;
     cursor_ = trace::FieldCursor(r.start + 1, end_);
+    if (token >= 0xC0) return Step::Damage;  // unused in both layouts
     if (token >= 0x80) {
       if (!is_api(token & format::kApiMask, true)) return Step::Damage;
       r.kind = Record::Kind::Free;
