@@ -3,6 +3,7 @@
 // written here by hand from that commit's docs/trace-format.md; tests/data/traces holds a trace its tracer wrote.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -183,6 +184,28 @@ TEST(FirstLayout, ADamagedTraceStopsAtTheDamageAsCorrupt) {
   EXPECT_EQ(d.reader->status(), Status::Corrupt);
   ASSERT_EQ(d.records.size(), 10u);
   EXPECT_EQ(as<trace::Alloc>(d.records[9]).pool, 0x6000u);
+}
+
+// An Alloc of a stack not defined yet is damage (fuzz_trace_reader found one of stack 2^28 that made the
+// rewriting size a table of the size per stack by it).
+TEST(FirstLayout, AnAllocOfAnUndefinedStackIsDamage) {
+  FirstLayoutBytes b;
+  b.token(0x01).u(1).u(0).u(0).u(64).s(-1).str("").str("/bin/app").u(0);
+  b.token(0x05).u(0).u(0x401000);
+  b.token(0x10).u(1).u(1000).u(4000).u(1000);
+  b.token(alloc_token(Api::cudaMalloc)).u(1).s(0x7f0000000000).u(4096).u(1).u(10);
+  size_t damaged_at = b.bytes().size();
+  b.token(alloc_token(Api::cudaMalloc)).u(1).s(0x1000).u(4096).u(uint64_t{1} << 28).u(10);
+  ASSERT_TRUE(trace::is_first_layout(b.bytes()));
+  std::vector<uint8_t> current = legacy::to_current_layout(b.bytes());
+  // The damaged record follows as it was written, not rewritten.
+  std::vector<uint8_t> damaged(b.bytes().begin() + static_cast<ptrdiff_t>(damaged_at), b.bytes().end());
+  ASSERT_GE(current.size(), damaged.size());
+  EXPECT_TRUE(std::equal(damaged.begin(), damaged.end(), current.end() - static_cast<ptrdiff_t>(damaged.size())));
+  Decoded d = decode_all(current);
+  EXPECT_EQ(d.reader->status(), Status::Corrupt);
+  ASSERT_EQ(d.records.size(), 4u);
+  EXPECT_EQ(as<trace::Alloc>(d.records[3]).stack, 1u);
 }
 
 TEST(FirstLayout, TodaysTracesAreNotTakenForIt) {

@@ -68,7 +68,9 @@ class FirstLayoutReader {
       const format::ApiInfo& info = format::api_info(static_cast<format::Api>(r.api));
       if (info.takes_stream) r.stream = cursor_.u();
       if (info.takes_pool) r.pool = cursor_.u();
-      if (r.device_plus_one > static_cast<uint64_t>(trace::kMaxDevice) + 1 || r.stack > UINT32_MAX) return Step::Damage;
+      // A stack not defined yet is damage here, as it is to today's reader: the rewriting's encoder keeps a
+      // size per stack id, so an id out of the input's range would size that table by the input.
+      if (r.device_plus_one > static_cast<uint64_t>(trace::kMaxDevice) + 1 || r.stack > stack_nodes_) return Step::Damage;
     } else {
       switch (token) {
         case 0x01:  // Process: pid, ppid, start, maximum stack depth, rank, hostname, executable, argv
@@ -81,8 +83,14 @@ class FirstLayoutReader {
           break;
         case 0x02: skip(1); break;              // ModulesBegin: generation
         case 0x03: skip(3); cursor_.str(); cursor_.str(); break;  // Module: base, low, high, path, build id
-        case 0x04: r.kind = Record::Kind::StacksReset; break;
-        case 0x05: skip(2); break;              // StackNode: parent, address
+        case 0x04:
+          r.kind = Record::Kind::StacksReset;
+          stack_nodes_ = 0;
+          break;
+        case 0x05:  // StackNode: parent, address
+          skip(2);
+          ++stack_nodes_;
+          break;
         case 0x06: skip(2); cursor_.str(); break;  // ThreadNew: index, tid, name
         case 0x07: skip(1); break;              // ThreadSwitch: index
         case 0x11: skip(1); break;              // Fork: child pid
@@ -129,6 +137,7 @@ class FirstLayoutReader {
   const uint8_t* position_;
   const uint8_t* end_;
   trace::FieldCursor cursor_{nullptr, nullptr};  // the fields of the record being read
+  uint64_t stack_nodes_ = 0;                      // since the last StacksReset: the stack ids defined
 };
 
 bool is_version_1(std::span<const uint8_t> trace) {
