@@ -17,8 +17,6 @@ namespace gpumemtrace::legacy {
 
 namespace {
 
-using format::Token;
-
 // The first layout's APIs are today's first 29 (cuMemAlloc 0 to cudaFreeArray 28), with the same meaning.
 constexpr uint8_t kFirstLayoutApis = 29;
 constexpr uint64_t kOutOfMemory = 2;  // AllocFailed's error code that carries the device's free and total bytes
