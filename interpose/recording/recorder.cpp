@@ -17,6 +17,7 @@
 #include "interpose/base/debug_log.h"
 #include "interpose/base/loader_walk.h"
 #include "interpose/base/spinning_mutex.h"
+#include "interpose/recording/event_clock.h"
 #include "interpose/recording/stack_interner.h"
 #include "interpose/stacks/mixed_stack.h"
 #include "interpose/stacks/module_map.h"
@@ -43,6 +44,7 @@ struct ThreadSlot {
 };
 
 thread_local ThreadSlot t_thread __attribute__((tls_model("initial-exec")));
+thread_local ClockReading t_clock_reading __attribute__((tls_model("initial-exec")));
 
 class Recorder {
  public:
@@ -76,7 +78,7 @@ class Recorder {
   // their code index under the lock.
   void record(CapturedStack& stack, const EventWriter& write) {
     uint64_t hash = stack.python ? 0 : StackInterner::hash(stack.frames, stack.depth);
-    uint64_t now = monotonic_ns();
+    uint64_t now = clock_.event_time_ns(t_clock_reading, writer_.next_time_record_clock_ns());
     std::lock_guard lock(mutex_);
     if (!ready_locked()) return;
     attribute_thread_locked();
@@ -358,6 +360,7 @@ class Recorder {
   SpinningMutex mutex_;
   State state_ = State::Off;
   TraceWriter writer_;
+  EventClock<HardwareClockSources> clock_{HardwareClockSources{}, time_stamp_counter_usable()};
   StackInterner trie_;
   LoadCounters counters_;
   uint64_t module_generation_ = 0;

@@ -16,7 +16,8 @@ bool TraceWriter::open(const std::string& path, const ProcessInfo& process) {
   if (!sink_.open(path, header)) return false;
   format::put_header(sink_.reserve(format::kHeaderSize));
   sink_.commit(format::kHeaderSize);
-  start_ns_ = last_time_ns_ = last_time_record_clock_ns_ = monotonic_ns();
+  start_ns_ = last_time_ns_ = monotonic_ns();
+  next_time_record_clock_ns_.store(start_ns_ + format::kTimeGranularityNs, std::memory_order_relaxed);
   encoder_.restart();
   events_ = 0;
 

@@ -4,6 +4,7 @@
 // switches and the event that needs them must land in the file in that order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,11 @@ class TraceWriter {
   // the writer reads the clock itself). A time before the last Time record written counts as that one.
   void set_event_time(uint64_t now_ns) { event_time_ns_ = now_ns; }
 
+  // The clock (monotonic_ns) from which the next event gets a Time record: an event earlier than it needs no
+  // exact time (interpose/recording/event_clock.h). It only grows, so a caller may read it without the lock
+  // that serializes the writer: an older value is a lower one.
+  uint64_t next_time_record_clock_ns() const { return next_time_record_clock_ns_.load(std::memory_order_relaxed); }
+
   // A CLOCK_MONOTONIC time (monotonic_ns) on the clock of the trace's events: ns since the trace started.
   uint64_t trace_time(uint64_t monotonic) const { return monotonic > start_ns_ ? monotonic - start_ns_ : 0; }
 
@@ -90,11 +96,11 @@ class TraceWriter {
   // closer than a granule would get a Time record at every granule boundary, 15 % more of them.
   void advance_time() {
     uint64_t now = event_time_ns_ ? std::exchange(event_time_ns_, 0) : monotonic_ns();
-    if (now < last_time_record_clock_ns_ + format::kTimeGranularityNs) return;
+    if (now < next_time_record_clock_ns_.load(std::memory_order_relaxed)) return;
     uint64_t step = (now - last_time_ns_) / format::kTimeGranularityNs * format::kTimeGranularityNs;
     if (encoder_.put(out_, trace::Time{step})) {
       last_time_ns_ += step;
-      last_time_record_clock_ns_ = now;
+      next_time_record_clock_ns_.store(now + format::kTimeGranularityNs, std::memory_order_relaxed);
     }
   }
 
@@ -103,7 +109,7 @@ class TraceWriter {
   RecordEncoder encoder_;
   uint64_t start_ns_ = 0;      // the trace's time 0
   uint64_t last_time_ns_ = 0;               // the time the reader will have reached
-  uint64_t last_time_record_clock_ns_ = 0;  // the clock when the last Time record was written
+  std::atomic<uint64_t> next_time_record_clock_ns_{0};  // a granule after the last Time record's clock
   uint64_t event_time_ns_ = 0;
   uint64_t events_ = 0;
 };
