@@ -62,9 +62,10 @@ class Packer {
     std::array<std::vector<uint8_t>, kStreams> frames;
     for (size_t i = 0; i < kStreams; ++i) stats.raw_bytes[i] = streams_[i].raw_bytes();
     uint64_t raw = std::accumulate(stats.raw_bytes.begin(), stats.raw_bytes.end(), uint64_t{0}), compressed = 0;
+    ZstdCompressor compressor(level_);
     for (size_t i = 0; i < kStreams; ++i) {
       if (progress_) progress_("compressing", compressed, raw);
-      frames[i] = streams_[i].compress(level_);
+      frames[i] = streams_[i].compress(compressor);
       stats.compressed_bytes[i] = frames[i].size();
       compressed += stats.raw_bytes[i];
     }

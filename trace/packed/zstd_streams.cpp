@@ -8,16 +8,29 @@
 
 namespace gpumemtrace::packed {
 
-std::vector<uint8_t> ZstdWriter::compress(int level) {
-  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  if (!context) throw std::bad_alloc();
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, kWindowLog);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> frame(ZSTD_compressBound(used()));
-  size_t size = ZSTD_compress2(context.get(), frame.data(), frame.size(), raw_.data(), used());
+ZstdCompressor::ZstdCompressor(int level) : context_(ZSTD_createCCtx()), level_(level) {
+  if (!context_) throw std::bad_alloc();
+}
+
+ZstdCompressor::~ZstdCompressor() { ZSTD_freeCCtx(context_); }
+
+std::vector<uint8_t> ZstdCompressor::frame(std::span<const uint8_t> bytes) {
+  ZSTD_CCtx_reset(context_, ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level_);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, kWindowLog);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
+  size_t bound = ZSTD_compressBound(bytes.size());
+  if (bound > scratch_size_) {
+    scratch_.reset(new uint8_t[bound]);
+    scratch_size_ = bound;
+  }
+  size_t size = ZSTD_compress2(context_, scratch_.get(), bound, bytes.data(), bytes.size());
   if (ZSTD_isError(size)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(size));
-  frame.resize(size);
+  return std::vector<uint8_t>(scratch_.get(), scratch_.get() + size);
+}
+
+std::vector<uint8_t> ZstdWriter::compress(ZstdCompressor& compressor) {
+  std::vector<uint8_t> frame = compressor.frame({raw_.data(), used()});
   std::vector<uint8_t>().swap(raw_);
   next_ = limit_ = nullptr;
   return frame;
