@@ -1,13 +1,8 @@
 #include "trace/legacy/first_layout.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
-#include <system_error>
 
-#include "common/write_all.h"
+#include "common/memory_file.h"
 #include "gpumemtrace/trace_records.h"
 #include "trace/reader/field_cursor.h"
 #include "trace/writer/record_encoder.h"
@@ -225,15 +220,8 @@ std::vector<uint8_t> to_current_layout(std::span<const uint8_t> trace) {
 
 int to_current_layout_in_memory_file(std::span<const uint8_t> trace) {
   std::vector<uint8_t> bytes = to_current_layout(trace);
-  int fd = memfd_create("gpumemtrace-first-layout", MFD_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
-  try {
-    write_all(fd, bytes, "writing the trace in today's layout");
-  } catch (...) {
-    close(fd);
-    throw;
-  }
-  return fd;
+  return memory_file_of("gpumemtrace-first-layout", "writing the trace in today's layout",
+                        [&](const auto& write) { write(bytes); });
 }
 
 }  // namespace gpumemtrace::legacy

@@ -1,17 +1,12 @@
 #include "trace/packed/unpack.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <array>
-#include <cerrno>
 #include <optional>
 #include <memory>
 #include <string>
-#include <system_error>
 
 #include "gpumemtrace/trace_records.h"
-#include "common/write_all.h"
+#include "common/memory_file.h"
 #include "trace/packed/container.h"
 #include "trace/packed/pack_model.h"
 #include "trace/packed/zstd_streams.h"
@@ -182,15 +177,8 @@ std::vector<uint8_t> unpack(std::span<const uint8_t> packed) {
 }
 
 int unpack_to_memory_file(std::span<const uint8_t> packed) {
-  int fd = memfd_create("gpumemtrace-unpacked", MFD_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
-  try {
-    unpack(packed, [&](std::span<const uint8_t> piece) { write_all(fd, piece, "writing the unpacked trace"); });
-  } catch (...) {
-    close(fd);
-    throw;
-  }
-  return fd;
+  return memory_file_of("gpumemtrace-unpacked", "writing the unpacked trace",
+                        [&](const auto& write) { unpack(packed, write); });
 }
 
 }  // namespace gpumemtrace::packed

@@ -1,12 +1,8 @@
 #include "trace/writer/trace_buffer.h"
 
-#include <errno.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include <system_error>
-
-#include "common/write_all.h"
+#include "common/memory_file.h"
 
 namespace gpumemtrace::writer {
 
@@ -16,8 +12,7 @@ TraceBuffer::~TraceBuffer() {
 
 void TraceBuffer::spill_to_memory_file() {
   if (memory_file_ >= 0) return;
-  memory_file_ = memfd_create("gpumemtrace-converted", MFD_CLOEXEC);
-  if (memory_file_ < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
+  memory_file_ = create_memory_file("gpumemtrace-converted");
 }
 
 void TraceBuffer::spill() {
