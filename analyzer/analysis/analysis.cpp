@@ -34,7 +34,7 @@ void read_records(sources::SourceRecords& records, const ProgressFn& progress, O
     on_record(*record, records.reader());
     if (--until_progress == 0) {
       until_progress = kProgressEvery;
-      if (progress) progress("reading", records.trace().stop_offset(), records.trace().file_size());
+      if (progress) progress("reading", records.trace().stop_offset(), records.trace().expected_size());
     }
   }
   if (progress) progress("reading", records.trace().file_size(), records.trace().file_size());
@@ -47,7 +47,7 @@ std::unique_ptr<replay::Replay> read_first(const sources::TraceSource& source, u
                                            TraceInfo& info, std::vector<sources::NamedSnapshot>* named,
                                            UsedAlongside* alongside) {
   auto replay = std::make_unique<replay::Replay>(options);
-  sources::SourceRecords records = source.records(limit);
+  sources::SourceRecords records = source.records(limit, sources::TraceSource::Unpacked::AsItComes);
   uint64_t until_handover = alongside ? 1 : UINT64_MAX;  // records
   read_records(records, progress, [&](const trace::Record& record, const trace::Reader& reader) {
     replay->on_record(record, reader);

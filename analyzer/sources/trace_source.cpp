@@ -12,7 +12,7 @@ TraceSource::TraceSource(const std::string& path, const ProgressFn& progress) {
   trace::MappedFile file(path);  // throws OpenError when the file cannot be read (a FIFO: at once, never blocking)
   if (!pytorch::looks_like_pickle(file.bytes())) {
     file_ = std::make_shared<const trace::OpenedTrace>(path);
-    reader();  // throws when the file is not a trace
+    trace::Reader check(file_->map_as_it_comes());  // throws when the file is not a trace
     return;
   }
   try {
@@ -40,9 +40,10 @@ bool TraceSource::holds_snapshot(const std::string& path) {
   return pytorch::looks_like_pickle(trace::MappedFile(path).bytes());
 }
 
-SourceRecords TraceSource::records(uint64_t limit) const {
-  if (!join_) return SourceRecords(reader(), limit);
-  return SourceRecords(reader(), limit, join_->records, join_->positions);
+SourceRecords TraceSource::records(uint64_t limit, Unpacked unpacked) const {
+  auto trace = unpacked == Unpacked::AsItComes ? std::make_shared<trace::Reader>(file_->map_as_it_comes()) : reader();
+  if (!join_) return SourceRecords(std::move(trace), limit);
+  return SourceRecords(std::move(trace), limit, join_->records, join_->positions);
 }
 
 std::shared_ptr<trace::Reader> TraceSource::reader() const { return std::make_shared<trace::Reader>(file_->map()); }

@@ -30,9 +30,12 @@ class TraceSource {
 
   // A reader from the start of the trace, of its own records only; it may outlive the source.
   std::shared_ptr<trace::Reader> reader() const;
+  // How a reading takes a packed trace: once it is unpacked whole, or as it is unpacked (the first reading of
+  // a report, which then replays on one processor while the other unpacks; trace::OpenedTrace).
+  enum class Unpacked { Whole, AsItComes };
   // The records from the start, the trace's first `limit` and the joined ones among them; the source must
   // outlive them.
-  SourceRecords records(uint64_t limit = UINT64_MAX) const;
+  SourceRecords records(uint64_t limit = UINT64_MAX, Unpacked unpacked = Unpacked::Whole) const;
   // What the snapshot held, when the path is one.
   const std::optional<pytorch::SnapshotInfo>& snapshot() const { return snapshot_; }
 

@@ -2,10 +2,12 @@
 // one with Python frames.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trace/reader/reader.h"
@@ -162,6 +164,57 @@ inline TraceBuilder python_frames_trace() {
   b.stack_node(0, format::python_frame(0, 58));
   b.alloc(Api::cudaMalloc, 0, 0x7f1000100000, 1 << 20, 1, 10);
   b.end(2, 1);
+  return b;
+}
+
+// A workload of the benchmark's mixed shape, smaller: 256 stacks, 64 sizes, 1024 slots freed at random,
+// addresses from exact-size LIFO free lists as the simulated device hands them out, 300 to 700 ns per event
+// (a Time record of whole microseconds once one has passed, as the writer does).
+inline TraceBuilder mixed_workload_trace(uint64_t pairs) {
+  using format::Api;
+  TraceBuilder b;
+  b.process(7, 1, 0, 64, -1, "host", "/bin/mixed", {"mixed"});
+  b.thread_new(1, 7, "mixed");
+  for (int i = 0; i < 256; ++i) b.stack_node(0, 0x401000 + 16 * i);
+  uint64_t random = 88172645463325252ull;
+  auto next = [&] {
+    random ^= random << 13;
+    random ^= random >> 7;
+    random ^= random << 17;
+    return random;
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> slots(1024);  // address, size
+  std::map<uint64_t, std::vector<uint64_t>> free_lists;
+  uint64_t bump = 0x7f0000000000;
+  uint64_t pending_ns = 0;
+  auto dt = [&] {  // whole microseconds, the rest carried, as the writer steps
+    pending_ns += 300 + next() % 400;
+    uint64_t step = pending_ns / format::kTimeGranularityNs * format::kTimeGranularityNs;
+    pending_ns -= step;
+    return step;
+  };
+  uint64_t events = 0;
+  for (uint64_t i = 0; i < pairs; ++i) {
+    uint64_t r = next();
+    auto& [address, size] = slots[r % slots.size()];
+    if (address) {
+      b.free(Api::cudaFree, address, dt());
+      free_lists[(size + 511) / 512 * 512].push_back(address);
+      ++events;
+    }
+    size = 1024 * (1 + (r >> 16) % 64);
+    std::vector<uint64_t>& reuse = free_lists[size];
+    if (reuse.empty()) {
+      address = bump;
+      bump += size;
+    } else {
+      address = reuse.back();
+      reuse.pop_back();
+    }
+    b.alloc(Api::cudaMalloc, 0, address, size, 1 + (r >> 24) % 256, dt());
+    ++events;
+  }
+  b.end(events, dt());
   return b;
 }
 

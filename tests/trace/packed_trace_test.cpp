@@ -16,6 +16,7 @@
 #include "tests/support/decode_helpers.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
+#include "trace/packed/container.h"
 #include "trace/packed/pack.h"
 #include "trace/packed/unpack.h"
 #include "trace/packed/zstd_streams.h"
@@ -44,58 +45,9 @@ TraceBuilder one_of_each_type_trace() {
   return b;
 }
 
-// A workload of the benchmark's mixed shape, smaller: 256 stacks, 64 sizes, 1024 slots freed at random,
-// addresses from exact-size LIFO free lists as the simulated device hands them out, 300 to 700 ns per event
-// (a Time record of whole microseconds once one has passed, as the writer does).
-TraceBuilder mixed_workload(uint64_t pairs) {
-  TraceBuilder b;
-  b.process(7, 1, 0, 64, -1, "host", "/bin/mixed", {"mixed"});
-  b.thread_new(1, 7, "mixed");
-  for (int i = 0; i < 256; ++i) b.stack_node(0, 0x401000 + 16 * i);
-  uint64_t random = 88172645463325252ull;
-  auto next = [&] {
-    random ^= random << 13;
-    random ^= random >> 7;
-    random ^= random << 17;
-    return random;
-  };
-  std::vector<std::pair<uint64_t, uint64_t>> slots(1024);  // address, size
-  std::map<uint64_t, std::vector<uint64_t>> free_lists;
-  uint64_t bump = 0x7f0000000000;
-  uint64_t pending_ns = 0;
-  auto dt = [&] {  // whole microseconds, the rest carried, as the writer steps
-    pending_ns += 300 + next() % 400;
-    uint64_t step = pending_ns / format::kTimeGranularityNs * format::kTimeGranularityNs;
-    pending_ns -= step;
-    return step;
-  };
-  uint64_t events = 0;
-  for (uint64_t i = 0; i < pairs; ++i) {
-    uint64_t r = next();
-    auto& [address, size] = slots[r % slots.size()];
-    if (address) {
-      b.free(Api::cudaFree, address, dt());
-      free_lists[(size + 511) / 512 * 512].push_back(address);
-      ++events;
-    }
-    size = 1024 * (1 + (r >> 16) % 64);
-    std::vector<uint64_t>& reuse = free_lists[size];
-    if (reuse.empty()) {
-      address = bump;
-      bump += size;
-    } else {
-      address = reuse.back();
-      reuse.pop_back();
-    }
-    b.alloc(Api::cudaMalloc, 0, address, size, 1 + (r >> 24) % 256, dt());
-    ++events;
-  }
-  b.end(events, dt());
-  return b;
-}
-
 TEST(PackedTrace, EveryRecordTypeUnpacksToTheSameBytes) {
-  for (const TraceBuilder& b : {one_of_each_type_trace(), every_record_trace(), python_frames_trace(), mixed_workload(3000)}) {
+  for (const TraceBuilder& b :
+       {one_of_each_type_trace(), every_record_trace(), python_frames_trace(), mixed_workload_trace(3000)}) {
     std::vector<uint8_t> packed = pack_bytes(b.bytes());
     ASSERT_TRUE(packed::is_packed(packed));
     EXPECT_EQ(packed::unpack(packed), b.bytes());
@@ -193,6 +145,88 @@ TEST(PackedTrace, ASingleReadingHoldsTheUnpackedCopyByItsMappingAlone) {
   EXPECT_EQ(unpacked_copies_mapped().size(), 0u);
 }
 
+// The bound a reading's mapping reserves (OpenedTrace unpacking on its own thread) holds for every record type,
+// and for a long trace of events.
+TEST(PackedTrace, TheUnpackedSizeStaysWithinItsBound) {
+  for (const TraceBuilder& b : {one_of_each_type_trace(), every_record_trace(), mixed_workload_trace(20000)}) {
+    std::vector<uint8_t> packed = pack_bytes(b.bytes());
+    std::optional<uint64_t> bound = packed::unpacked_size_bound(packed);
+    ASSERT_TRUE(bound.has_value());
+    EXPECT_GE(*bound, b.size());
+    EXPECT_LT(*bound, b.size() * 80);
+  }
+}
+
+// The first reading of a report takes a packed trace as it is unpacked: a Reader of map_as_it_comes() waits at
+// the end of what is unpacked, and reads every record as the plain trace holds it. 300,000 pairs unpack to
+// about 5 MB, handed over in pieces of 1 MiB.
+TEST(PackedTrace, AReadingTakesThePackedTraceAsItIsUnpacked) {
+  ScratchDir dir;
+  TraceBuilder b = mixed_workload_trace(300000);
+  std::string path = write_file(dir / "mixed.trace", b.bytes());
+  packed::pack_file(path, 1);
+  Decoded plain = decode_all(b.bytes());
+  ASSERT_EQ(plain.reader->status(), Status::Complete);
+  for (int reading = 0; reading < 3; ++reading) {
+    trace::OpenedTrace opened(path);
+    trace::Reader reader(opened.map_as_it_comes());
+    EXPECT_LE(reader.file_size(), b.size());
+    EXPECT_GE(reader.expected_size(), reader.file_size());
+    std::vector<trace::Record> records;
+    while (const trace::Record* r = reader.next()) records.push_back(*r);
+    EXPECT_EQ(reader.status(), Status::Complete) << reader.error();
+    EXPECT_EQ(reader.file_size(), b.size());
+    EXPECT_EQ(reader.expected_size(), b.size());
+    EXPECT_EQ(reader.events(), plain.reader->events());
+    EXPECT_TRUE(records == plain.records) << "reading " << reading;
+  }
+}
+
+// A truncated trace packed (a process killed): read as it is unpacked, it ends where the plain one ends.
+TEST(PackedTrace, ATruncatedPackedTraceReadAsItComesEndsWhereThePlainOneEnds) {
+  ScratchDir dir;
+  std::vector<uint8_t> full = mixed_workload_trace(100000).bytes();
+  std::vector<uint8_t> cut(full.begin(), full.begin() + static_cast<ptrdiff_t>(full.size() * 2 / 3));
+  Decoded plain = decode_all(cut);
+  ASSERT_EQ(plain.reader->status(), Status::Truncated);
+  std::string path = write_file(dir / "cut.trace", cut);
+  packed::pack_file(path, 1);
+  trace::OpenedTrace opened(path);
+  trace::Reader reader(opened.map_as_it_comes());
+  std::vector<trace::Record> records;
+  while (const trace::Record* r = reader.next()) records.push_back(*r);
+  EXPECT_EQ(reader.status(), Status::Truncated);
+  EXPECT_EQ(reader.stop_offset(), plain.reader->stop_offset());
+  EXPECT_TRUE(records == plain.records);
+}
+
+// Damage inside a stream is found as it is unpacked, after the reading has taken what came before it: the
+// reading stops with the OpenError the opening used to throw, and a reading of the whole throws it too.
+TEST(PackedTrace, DamageFoundWhileUnpackingStopsTheReadingWithItsError) {
+  ScratchDir dir;
+  std::string path = write_file(dir / "damaged.trace", mixed_workload_trace(300000).bytes());
+  packed::pack_file(path, 1);
+  std::vector<uint8_t> packed = bytes_of(path);
+  // The free-low stream holds one random byte per free: several zstd blocks, the last one damaged.
+  packed::Frames frames = packed::read_container(packed);
+  std::span<const uint8_t> free_low = frames[static_cast<size_t>(packed::Stream::FreeLow)];
+  ASSERT_GT(free_low.size(), 200000u);
+  packed[static_cast<size_t>(free_low.data() - packed.data()) + free_low.size() * 9 / 10] ^= 0x10;
+  write_file(path, packed);
+
+  trace::OpenedTrace opened(path);
+  uint64_t records = 0;
+  try {
+    trace::Reader reader(opened.map_as_it_comes());
+    while (reader.next()) ++records;
+    FAIL() << "read " << records << " records to the end";
+  } catch (const trace::OpenError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("corrupt packed trace: free-low: ", 0), 0u) << error.what();
+  }
+  EXPECT_GT(records, 100000u);
+  EXPECT_THROW(opened.map(), trace::OpenError);
+}
+
 TEST(PackedTrace, TruncatedTraceUnpacksToItsWrittenRecords) {
   std::vector<uint8_t> full = every_record_trace().bytes();
   Decoded d = decode_all(full);
@@ -211,7 +245,7 @@ TEST(PackedTrace, TruncatedTraceUnpacksToItsWrittenRecords) {
 // (a free names one of 1024 live allocations, 10 bits; an allocation one of 256 stacks and 64 sizes, 14 bits;
 // the time steps about 1.5 bits per event).
 TEST(PackedTrace, MixedWorkloadPacksToUnderAFifthOfItsPlainSize) {
-  TraceBuilder b = mixed_workload(50000);
+  TraceBuilder b = mixed_workload_trace(50000);
   Decoded d = decode_all(b.bytes());
   ASSERT_EQ(d.reader->status(), Status::Complete) << d.reader->error();
   ASSERT_EQ(d.reader->events(), 98976u);
@@ -227,7 +261,7 @@ TEST(PackedTrace, MixedWorkloadPacksToUnderAFifthOfItsPlainSize) {
 // The command shows these on a terminal (`gpumemtrace pack`, `run --pack`): how far the coding is in the plain
 // trace, every 4 MiB, then how much of the streams is compressed.
 TEST(PackedTrace, PackingTellsHowFarItIs) {
-  TraceBuilder b = mixed_workload(600000);
+  TraceBuilder b = mixed_workload_trace(600000);
   ASSERT_EQ(b.size(), 10277695u);
   std::vector<std::tuple<std::string, uint64_t, uint64_t>> told;
   packed::PackStats stats;
@@ -321,7 +355,7 @@ TEST(PackedTrace, PackingLeavesATraceItsProcessStillWritesAlone) {
 // last run, not killed, the packed one).
 TEST(PackedTrace, KillDuringPackingLeavesATraceThatReads) {
   ScratchDir dir;
-  std::vector<uint8_t> bytes = mixed_workload(200000).bytes();
+  std::vector<uint8_t> bytes = mixed_workload_trace(200000).bytes();
   std::vector<uint8_t> packed_form = pack_bytes(bytes);
   int plain_seen = 0;
   for (int delay_us : {0, 500, 2000, 5000, 10000, 20000, 40000, 80000, 160000, 320000, -1}) {

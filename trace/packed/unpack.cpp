@@ -22,7 +22,8 @@ using format::Token;
 // Version-1 bytes as the writer's encoder makes them, handed out a piece at a time.
 class Output {
  public:
-  explicit Output(const std::function<void(std::span<const uint8_t>)>& out) : out_(out) {
+  Output(const std::function<void(std::span<const uint8_t>)>& out, const ProgressFn& progress, const ZstdReader& tokens)
+      : out_(out), progress_(progress), tokens_(tokens) {
     bytes.resize(format::kHeaderSize);
     format::put_header(bytes.data());
   }
@@ -30,6 +31,7 @@ class Output {
     if (bytes.empty() || (!all && bytes.size() < kPiece)) return;
     out_(bytes);
     bytes.clear();
+    if (progress_) progress_("unpacking", tokens_.consumed(), tokens_.frame_size());
   }
 
   std::vector<uint8_t> bytes;
@@ -38,12 +40,20 @@ class Output {
  private:
   static constexpr size_t kPiece = size_t{1} << 20;
   const std::function<void(std::span<const uint8_t>)>& out_;
+  const ProgressFn& progress_;
+  const ZstdReader& tokens_;
 };
+
+std::array<std::unique_ptr<ZstdReader>, kStreams> readers_of(const Frames& frames) {
+  std::array<std::unique_ptr<ZstdReader>, kStreams> readers;
+  for (size_t i = 0; i < kStreams; ++i) readers[i] = std::make_unique<ZstdReader>(frames[i], kStreamNames[i]);
+  return readers;
+}
 
 class Unpacker {
  public:
-  Unpacker(const Frames& frames, const std::function<void(std::span<const uint8_t>)>& out) : out_(out) {
-    for (size_t i = 0; i < kStreams; ++i) streams_[i] = std::make_unique<ZstdReader>(frames[i], kStreamNames[i]);
+  Unpacker(const Frames& frames, const std::function<void(std::span<const uint8_t>)>& out, const ProgressFn& progress)
+      : streams_(readers_of(frames)), out_(out, progress, stream(Stream::Tokens)) {
     encoder_.restart();
   }
 
@@ -166,8 +176,21 @@ class Unpacker {
 
 }  // namespace
 
-void unpack(std::span<const uint8_t> packed, const std::function<void(std::span<const uint8_t>)>& out) {
-  Unpacker(read_container(packed), out).run();
+void unpack(std::span<const uint8_t> packed, const std::function<void(std::span<const uint8_t>)>& out,
+            const ProgressFn& progress) {
+  Unpacker(read_container(packed), out, progress).run();
+}
+
+std::optional<uint64_t> unpacked_size_bound(std::span<const uint8_t> packed) {
+  Frames frames = read_container(packed);
+  std::optional<uint64_t> tokens = stream_size(frames[static_cast<size_t>(Stream::Tokens)]);
+  std::optional<uint64_t> others = stream_size(frames[static_cast<size_t>(Stream::Others)]);
+  if (!tokens || !others) return std::nullopt;
+  // A token is one record, or an Alloc with the Time and Device records before it: each at most a token and
+  // seven varints. Every other record's body is in the others stream.
+  constexpr uint64_t kMostPerToken = 3 + 7 * format::kMaxVarintBytes;
+  if (*tokens > (UINT64_MAX - *others - format::kHeaderSize) / kMostPerToken) return std::nullopt;
+  return format::kHeaderSize + *tokens * kMostPerToken + *others;
 }
 
 std::vector<uint8_t> unpack(std::span<const uint8_t> packed) {

@@ -43,6 +43,12 @@ void ZstdWriter::grow(size_t bytes) {
   limit_ = raw_.data() + raw_.size();
 }
 
+std::optional<uint64_t> stream_size(std::span<const uint8_t> frame) {
+  unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
+  return size;
+}
+
 ZstdReader::ZstdReader(std::span<const uint8_t> frame, std::string_view name)
     : context_(ZSTD_createDCtx()), frame_(frame), name_(name), window_(ZSTD_DStreamOutSize()) {
   if (!context_) throw std::bad_alloc();

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -84,6 +85,9 @@ class ZstdWriter {
   uint8_t* limit_ = nullptr;  // the end of raw_
 };
 
+// The size a frame's header gives for its stream's bytes; none when it does not give one.
+std::optional<uint64_t> stream_size(std::span<const uint8_t> frame);
+
 class ZstdReader {
  public:
   ZstdReader(std::span<const uint8_t> frame, std::string_view name);
@@ -116,6 +120,9 @@ class ZstdReader {
   }
   // `count` bytes appended to `out`.
   void bytes(uint64_t count, std::vector<uint8_t>& out);
+  // Compressed bytes read so far, of frame_size().
+  uint64_t consumed() const { return consumed_; }
+  uint64_t frame_size() const { return frame_.size(); }
 
  private:
   bool refill();

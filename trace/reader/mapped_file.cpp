@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "trace/reader/open_error.h"
+#include "trace/reader/unpacking.h"
 
 namespace gpumemtrace::trace {
 
@@ -33,11 +35,40 @@ MappedFile::MappedFile(const std::string& path, Links links) {
 
 MappedFile::MappedFile(int descriptor) { map(descriptor); }
 
+MappedFile::MappedFile(std::shared_ptr<Unpacking> unpacking) : unpacking_(std::move(unpacking)) {
+  mapped_ = static_cast<size_t>(unpacking_->bound());
+  // Read-only and shared: reserving the bound takes address space, not memory. Pages past the end of the file
+  // are never touched: a reading stays within the bytes unpacked.
+  void* data = mmap(nullptr, mapped_, PROT_READ, MAP_SHARED | MAP_NORESERVE, unpacking_->descriptor(), 0);
+  if (data == MAP_FAILED) fail("cannot map the unpacked trace", errno);
+  data_ = static_cast<const uint8_t*>(data);
+  madvise(data, mapped_, MADV_SEQUENTIAL);
+  try {
+    size_ = static_cast<size_t>(unpacking_->wait_beyond(0));
+  } catch (...) {
+    munmap(data, mapped_);
+    throw;
+  }
+}
+
+std::span<const uint8_t> MappedFile::wait_longer() {
+  if (may_grow()) {
+    size_t longer = static_cast<size_t>(unpacking_->wait_beyond(size_));
+    whole_ = longer == size_;  // it returned without growing: the unpacking has ended
+    size_ = longer;
+  }
+  return bytes();
+}
+
+uint64_t MappedFile::expected_size() const {
+  return may_grow() ? std::max<uint64_t>(size_, unpacking_->expected_size()) : size_;
+}
+
 void MappedFile::map(int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0) fail("cannot read", errno);
   if (!S_ISREG(st.st_mode)) throw OpenError(S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-  size_ = static_cast<size_t>(st.st_size);
+  size_ = mapped_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
     void* data = mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
     if (data == MAP_FAILED) fail("cannot map", errno);
@@ -55,7 +86,7 @@ void MappedFile::release_before(size_t offset) {
 }
 
 MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_) munmap(const_cast<uint8_t*>(data_), mapped_);
 }
 
 }  // namespace gpumemtrace::trace

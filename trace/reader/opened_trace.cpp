@@ -53,8 +53,20 @@ bool is_first_layout(std::span<const uint8_t> bytes) {
 }
 
 OpenedTrace::OpenedTrace(const std::string& path) : path_(path) {
-  MappedFile file(path);
-  unpacked_ = rewritten(file.bytes());
+  auto file = std::make_unique<MappedFile>(path);
+  if (packed::is_packed(file->bytes())) {
+    std::optional<uint64_t> bound;
+    try {
+      bound = packed::unpacked_size_bound(file->bytes());
+    } catch (const packed::PackedError& error) {
+      throw OpenError(std::string("corrupt packed trace: ") + error.what());
+    }
+    if (bound) {
+      unpacking_ = std::make_shared<Unpacking>(std::move(file), *bound);
+      return;
+    }
+  }
+  unpacked_ = rewritten(file->bytes());
 }
 
 OpenedTrace::~OpenedTrace() {
@@ -62,8 +74,23 @@ OpenedTrace::~OpenedTrace() {
 }
 
 std::unique_ptr<MappedFile> OpenedTrace::map() const {
+  if (unpacking_) {
+    unpacking_->wait_whole();
+    return std::make_unique<MappedFile>(unpacking_->descriptor());
+  }
   // A trace still being written is read up to where it was when this reading started.
   return unpacked_ >= 0 ? std::make_unique<MappedFile>(unpacked_) : std::make_unique<MappedFile>(path_);
+}
+
+std::unique_ptr<MappedFile> OpenedTrace::map_as_it_comes() const {
+  if (!unpacking_) return map();
+  try {
+    return std::make_unique<MappedFile>(unpacking_);
+  } catch (const OpenError&) {
+    // The bound could not be reserved (a limit on address space): the whole, once unpacked. An unpacking
+    // that failed throws again here.
+    return map();
+  }
 }
 
 std::unique_ptr<MappedFile> OpenedTrace::map_once(const std::string& path) {

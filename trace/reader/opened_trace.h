@@ -2,6 +2,9 @@
 // into a memory file holding the version-1 trace it was made from, and every reading maps that copy; a trace
 // in the first commit's layout (trace/legacy) is rewritten in today's the same way; a trace made in memory
 // comes as such a memory file; any other trace is mapped afresh by each reading.
+//
+// The unpacking runs on a thread of its own (unpacking.h): opening returns at once, a reading that takes the
+// trace as it comes (map_as_it_comes) reads while it is unpacked, and map() waits for the whole.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,7 @@
 #include <string>
 
 #include "trace/reader/mapped_file.h"
+#include "trace/reader/unpacking.h"
 
 namespace gpumemtrace::trace {
 
@@ -19,7 +23,8 @@ bool is_first_layout(std::span<const uint8_t> bytes);
 
 class OpenedTrace {
  public:
-  // Throws OpenError: unreadable, or a packed trace that is damaged or cannot be unpacked.
+  // Throws OpenError: unreadable, or a packed trace whose directory of streams is damaged (damage inside
+  // the streams is found as they are unpacked: map() and the readings throw it).
   explicit OpenedTrace(const std::string& path);
   // A memory file (memfd) holding a version-1 trace made in memory (a snapshot's), adopted: closed with this.
   explicit OpenedTrace(int memory_file) : unpacked_(memory_file) {}
@@ -27,8 +32,11 @@ class OpenedTrace {
   OpenedTrace& operator=(const OpenedTrace&) = delete;
   ~OpenedTrace();
 
-  // A mapping of its own for one reading; it stays valid after the OpenedTrace is gone.
+  // A mapping of its own for one reading; it stays valid after the OpenedTrace is gone. A packed trace's once
+  // it is unpacked whole: throws OpenError when the unpacking failed.
   std::unique_ptr<MappedFile> map() const;
+  // The same, but a packed trace's as far as it is unpacked: a Reader of it waits for more at its end.
+  std::unique_ptr<MappedFile> map_as_it_comes() const;
 
   // The mapping for a single reading, without keeping anything open: a plain trace is mapped once, not
   // once to look at its header and again to read it.
@@ -36,7 +44,8 @@ class OpenedTrace {
 
  private:
   std::string path_;
-  int unpacked_ = -1;  // the memory file: a packed trace unpacked, or a trace made in memory
+  std::shared_ptr<Unpacking> unpacking_;  // a packed trace's, when its size can be bounded
+  int unpacked_ = -1;  // the memory file: a packed trace unpacked at once, or a trace made in memory
 };
 
 }  // namespace gpumemtrace::trace

@@ -120,7 +120,7 @@ void Reader::check_header() {
   record_offset_ = stop_offset_ = format::kHeaderSize;
 }
 
-const Record* Reader::next() {
+[[gnu::always_inline]] inline const Record* Reader::read_next() {
   if (status_ != Status::Reading) return nullptr;
   if (stacks_reset_pending_ || modules_begin_pending_) apply_pending_resets();
   for (;;) {
@@ -136,6 +136,27 @@ const Record* Reader::next() {
     if (!apply_state(token, start)) return nullptr;
   }
 }
+
+const Record* Reader::next() {
+  if (const Record* record = read_next()) [[likely]] return record;
+  return status_ == Status::Truncated && file_ && file_->may_grow() ? next_after_growth() : nullptr;
+}
+
+// The data ended at or inside the record at stop_offset(), which changed no state: once the file has grown,
+// it is read again from there.
+const Record* Reader::next_after_growth() {
+  while (status_ == Status::Truncated && file_->may_grow()) {
+    std::span<const uint8_t> longer = file_->wait_longer();
+    if (longer.size() == data_.size()) break;
+    data_ = longer;
+    pos_ = data_.data() + stop_offset_;
+    status_ = Status::Reading;
+    if (const Record* record = read_next()) return record;
+  }
+  return nullptr;
+}
+
+uint64_t Reader::expected_size() const { return file_ ? std::max(file_->expected_size(), data_.size()) : data_.size(); }
 
 // Time and Device only change what the records after them share; they are not handed out.
 bool Reader::apply_state(uint8_t token, const uint8_t* start) {

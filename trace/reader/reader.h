@@ -46,7 +46,8 @@ class Reader {
   explicit Reader(std::span<const uint8_t> bytes);
 
   // The next record, or nullptr when the data ends (see status()). The record stays valid until the next
-  // call; the strings it points to as long as the Reader.
+  // call; the strings it points to as long as the Reader. A mapping that may still grow (a packed trace
+  // being unpacked) is waited for at its end; its unpacking failing throws OpenError.
   const Record* next();
 
   Status status() const { return status_; }
@@ -54,6 +55,8 @@ class Reader {
   uint64_t record_offset() const { return record_offset_; }  // where the last returned record starts
   uint64_t stop_offset() const { return stop_offset_; }      // where reading stopped
   uint64_t file_size() const { return data_.size(); }
+  // file_size(), or what a file still growing is expected to reach: how far reading is, for progress.
+  uint64_t expected_size() const;
 
   uint64_t records() const { return records_; }
   // Records that say what the program did (those with a time, but End).
@@ -75,6 +78,8 @@ class Reader {
   class FieldReader;
 
   void check_header();
+  const Record* read_next();
+  const Record* next_after_growth();
   const Record* decode(uint8_t token, const uint8_t* start);
   const Record* decode_alloc(uint8_t token, const uint8_t* start);
   const Record* decode_free(uint8_t token, const uint8_t* start);

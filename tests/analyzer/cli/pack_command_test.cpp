@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "tests/support/decode_helpers.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
+#include "trace/packed/container.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -63,6 +67,25 @@ TEST(PackCommand, DamagedPackedTraceExitsTwoAsCorrupt) {
     EXPECT_EQ(r.exit_code, 2) << command;
     EXPECT_EQ(r.err, "gpumemtrace: " + path + ": corrupt packed trace: stream others runs past the end of the file\n")
         << command;
+  }
+}
+
+// Damage inside a stream is found while the first reading already reads (the trace is unpacked on another
+// thread): the commands still exit 2 with the reason, and print no report.
+TEST(PackCommand, DamageFoundWhileReadingExitsTwoAsCorrupt) {
+  ScratchDir dir;
+  std::string path = write_file(dir / "damaged.trace", mixed_workload_trace(300000).bytes());
+  ASSERT_EQ(run_gpumemtrace({"pack", "--level", "1", path}).exit_code, 0);
+  std::string packed = read_file(path);
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(packed.data()), packed.size());
+  std::span<const uint8_t> free_low = packed::read_container(bytes)[static_cast<size_t>(packed::Stream::FreeLow)];
+  packed[static_cast<size_t>(free_low.data() - bytes.data()) + free_low.size() * 9 / 10] ^= 0x10;
+  write_file(path, std::vector<uint8_t>(packed.begin(), packed.end()));
+  for (std::string command : {"summary", "peak", "dump"}) {
+    ProcessResult r = run_gpumemtrace({command, path});
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.err.rfind("gpumemtrace: " + path + ": corrupt packed trace: free-low: ", 0), 0u) << command << r.err;
+    EXPECT_EQ(r.out, "") << command;
   }
 }
 

@@ -1,0 +1,78 @@
+#include "trace/reader/unpacking.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "common/memory_file.h"
+#include "common/write_all.h"
+#include "trace/packed/unpack.h"
+#include "trace/packed/zstd_streams.h"
+#include "trace/reader/open_error.h"
+
+namespace gpumemtrace::trace {
+
+Unpacking::Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound) : packed_(std::move(packed)), bound_(bound) {
+  try {
+    descriptor_ = create_memory_file("gpumemtrace-unpacked");
+  } catch (const std::system_error& error) {
+    throw OpenError(std::string("cannot unpack the packed trace: ") + error.what());
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+Unpacking::~Unpacking() {
+  thread_.join();
+  close(descriptor_);
+}
+
+void Unpacking::run() {
+  std::string error;
+  try {
+    packed::unpack(
+        packed_->bytes(),
+        [&](std::span<const uint8_t> piece) {
+          // A mapping reserves bound_ bytes: a damaged trace that would unpack to more stops here.
+          if (piece.size() > bound_ - unpacked_) throw packed::PackedError("it unpacks to more than its streams' sizes allow");
+          write_all(descriptor_, piece, "writing the unpacked trace");
+          std::lock_guard lock(mutex_);
+          unpacked_ += piece.size();
+          grew_.notify_all();
+        },
+        [&](std::string_view, uint64_t done, uint64_t total) {
+          std::lock_guard lock(mutex_);
+          fraction_ = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+        });
+  } catch (const packed::PackedError& e) {
+    error = std::string("corrupt packed trace: ") + e.what();
+  } catch (const std::exception& e) {  // the memory file could not be written, or memory ran out
+    error = std::string("cannot unpack the packed trace: ") + e.what();
+  }
+  std::lock_guard lock(mutex_);
+  error_ = std::move(error);
+  ended_ = true;
+  grew_.notify_all();
+}
+
+uint64_t Unpacking::wait_beyond(uint64_t have) {
+  std::unique_lock lock(mutex_);
+  grew_.wait(lock, [&] { return ended_ || unpacked_ > have; });
+  if (!error_.empty()) throw OpenError(error_);
+  return unpacked_;
+}
+
+uint64_t Unpacking::wait_whole() {
+  std::unique_lock lock(mutex_);
+  grew_.wait(lock, [&] { return ended_; });
+  if (!error_.empty()) throw OpenError(error_);
+  return unpacked_;
+}
+
+uint64_t Unpacking::expected_size() const {
+  std::lock_guard lock(mutex_);
+  if (ended_ || fraction_ <= 0) return ended_ ? unpacked_ : bound_;
+  return std::max(unpacked_, static_cast<uint64_t>(static_cast<double>(unpacked_) / fraction_));
+}
+
+}  // namespace gpumemtrace::trace

@@ -1,0 +1,54 @@
+// A packed trace unpacked on a thread of its own into a memory file, which a reading maps and reads while it
+// grows (opened_trace.h): the first reading of a report replays on one processor while the other unpacks,
+// instead of waiting for the whole trace first.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "trace/reader/mapped_file.h"
+
+namespace gpumemtrace::trace {
+
+class Unpacking {
+ public:
+  // Starts unpacking the mapped packed trace, `bound` bytes at most when unpacked (packed::unpacked_size_bound).
+  // Throws OpenError when the memory file cannot be made.
+  Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound);
+  ~Unpacking();  // waits for the unpacking to end
+  Unpacking(const Unpacking&) = delete;
+  Unpacking& operator=(const Unpacking&) = delete;
+
+  int descriptor() const { return descriptor_; }
+  // What a mapping of the memory file reserves: the unpacked trace never grows past it.
+  uint64_t bound() const { return bound_; }
+  // Waits until more than `have` bytes are unpacked or the unpacking has ended; how many are. Pieces end at
+  // records' ends. Throws OpenError ("corrupt packed trace: ...") when the unpacking failed.
+  uint64_t wait_beyond(uint64_t have);
+  // Waits for the whole trace; its size. Throws as wait_beyond.
+  uint64_t wait_whole();
+  // The unpacked trace's size as well as it is known now: exact once the unpacking has ended, else the bytes
+  // so far scaled by how much of the packed records is left.
+  uint64_t expected_size() const;
+
+ private:
+  void run();
+
+  std::unique_ptr<MappedFile> packed_;
+  uint64_t bound_;
+  int descriptor_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable grew_;
+  uint64_t unpacked_ = 0;  // bytes in the memory file
+  double fraction_ = 0;    // of the packed records' stream read
+  bool ended_ = false;
+  std::string error_;      // why the unpacking failed, when it did
+  std::thread thread_;     // last: started once everything it uses is
+};
+
+}  // namespace gpumemtrace::trace
