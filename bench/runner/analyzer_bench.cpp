@@ -14,16 +14,18 @@ namespace {
 // Runs `argv` `repeats` times with memory sampling; the median CPU time and the largest memory.
 AnalysisRun measure_analysis(const std::vector<std::string>& argv, unsigned repeats) {
   AnalysisRun run;
-  std::vector<double> cpu;
+  std::vector<double> cpu, wall;
   RunOptions options;
   options.sample_memory = true;
   for (unsigned r = 0; r < repeats; ++r) {
     Measurement m = run_measured(argv, options);
     cpu.push_back(m.cpu_seconds);
+    wall.push_back(m.wall_seconds);
     run.max_rss_kib = std::max(run.max_rss_kib, m.max_rss_kib);
     run.peak_anon_kib = std::max(run.peak_anon_kib, m.peak_anon_kib);
   }
   run.cpu_seconds = median(cpu);
+  run.wall_seconds = median(wall);
   return run;
 }
 
@@ -45,8 +47,20 @@ AnalyzerResult run_analyzer_case(const BuildLayout& build, const AnalyzerSetting
 
   const std::string trace = settings.work_dir + "/generated-" + count + ".trace";
   run_measured({build.program("bench_trace_generator"), trace, count});
-  result.ours = measure_analysis({build.program("gpumemtrace"), analyzer_command(build), trace}, settings.repeats);
+  const std::vector<std::string> analyze = {build.program("gpumemtrace"), analyzer_command(build), trace};
+  result.ours = measure_analysis(analyze, settings.repeats);
   result.ours.trace_bytes = std::filesystem::file_size(trace);
+  bool packs = true;
+  try {
+    run_measured({build.program("gpumemtrace"), "pack", "--help"});
+  } catch (const std::runtime_error&) {
+    packs = false;  // a build from before packed traces
+  }
+  if (packs) {
+    run_measured({build.program("gpumemtrace"), "pack", trace});
+    result.packed = measure_analysis(analyze, settings.repeats);
+    result.packed->trace_bytes = std::filesystem::file_size(trace);
+  }
   std::filesystem::remove(trace);
 
   if (settings.heaptrack.empty()) return result;

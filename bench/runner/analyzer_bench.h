@@ -1,6 +1,7 @@
 // The analyzer benchmark: `gpumemtrace summary` (or `dump` while summary does not exist) on generated
 // traces of N events with a constant live set, against heaptrack_print on a heaptrack trace of the malloc
-// workload with the same number of events and the same shape.
+// workload with the same number of events and the same shape; then the same trace packed (`gpumemtrace
+// pack`), whose reading unpacks it on a second thread.
 #pragma once
 
 #include <cstdint>
@@ -21,17 +22,20 @@ struct AnalyzerSettings {
 };
 
 struct AnalysisRun {
-  double cpu_seconds = 0;  // median
-  long max_rss_kib = 0;    // largest over the repeats
+  double cpu_seconds = 0;   // median
+  double wall_seconds = 0;  // median
+  long max_rss_kib = 0;     // largest over the repeats
   long peak_anon_kib = 0;  // largest over the repeats
   uint64_t trace_bytes = 0;
 
   double events_per_second(uint64_t events) const { return static_cast<double>(events) / cpu_seconds; }
+  double events_per_wall_second(uint64_t events) const { return static_cast<double>(events) / wall_seconds; }
 };
 
 struct AnalyzerResult {
   uint64_t events = 0;
   AnalysisRun ours;
+  std::optional<AnalysisRun> packed;  // ours on the trace packed; none for a build without `pack`
   std::optional<AnalysisRun> heaptrack_print;
 };
 

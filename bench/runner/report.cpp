@@ -123,6 +123,24 @@ void print_analyzer_table(const std::vector<AnalyzerResult>& results, const std:
                r.heaptrack_print ? mib(r.heaptrack_print->peak_anon_kib) : "—", ratio_or_dash(ours, theirs));
   }
   fmt::print("\n");
+  if (results.empty() || !results.front().packed) return;
+  fmt::print(
+      "### Analyzer: `gpumemtrace {}` of the same traces packed\n\n"
+      "The trace of each row above after `gpumemtrace pack`. The first reading takes it as a second thread unpacks "
+      "it (docs/architecture.md), so its CPU time is both threads' and its wall time what a user waits; the "
+      "plain trace's wall time beside it.\n\n"
+      "| events | packed, bytes/event | M events/s by CPU time | M events/s by wall time | plain trace, M events/s by "
+      "wall time | peak RSS, MiB |\n"
+      "|---:|---:|---:|---:|---:|---:|\n",
+      command);
+  for (const auto& r : results) {
+    if (!r.packed) continue;
+    fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {} |\n", millions(r.events),
+               bytes_per_event(r.packed->trace_bytes, r.events), r.packed->events_per_second(r.events) / 1e6,
+               r.packed->events_per_wall_second(r.events) / 1e6, r.ours.events_per_wall_second(r.events) / 1e6,
+               mib(r.packed->max_rss_kib));
+  }
+  fmt::print("\n");
 }
 
 void print_targets(const std::vector<CaptureResult>& capture, const std::vector<PythonResult>& python,
