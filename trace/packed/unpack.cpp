@@ -44,16 +44,18 @@ class Output {
   const ZstdReader& tokens_;
 };
 
-std::array<std::unique_ptr<ZstdReader>, kStreams> readers_of(const Frames& frames) {
+std::array<std::unique_ptr<ZstdReader>, kStreams> readers_of(const Frames& frames, const ReadBehind* read_behind) {
   std::array<std::unique_ptr<ZstdReader>, kStreams> readers;
-  for (size_t i = 0; i < kStreams; ++i) readers[i] = std::make_unique<ZstdReader>(frames[i], kStreamNames[i]);
+  for (size_t i = 0; i < kStreams; ++i)
+    readers[i] = std::make_unique<ZstdReader>(frames[i], kStreamNames[i], read_behind);
   return readers;
 }
 
 class Unpacker {
  public:
-  Unpacker(const Frames& frames, const std::function<void(std::span<const uint8_t>)>& out, const ProgressFn& progress)
-      : streams_(readers_of(frames)), out_(out, progress, stream(Stream::Tokens)) {
+  Unpacker(const Frames& frames, const std::function<void(std::span<const uint8_t>)>& out, const ProgressFn& progress,
+           const ReadBehind* read_behind)
+      : streams_(readers_of(frames, read_behind)), out_(out, progress, stream(Stream::Tokens)) {
     encoder_.restart();
   }
 
@@ -177,8 +179,8 @@ class Unpacker {
 }  // namespace
 
 void unpack(std::span<const uint8_t> packed, const std::function<void(std::span<const uint8_t>)>& out,
-            const ProgressFn& progress) {
-  Unpacker(read_container(packed), out, progress).run();
+            const ProgressFn& progress, const std::function<void(std::span<const uint8_t>)>& read_behind) {
+  Unpacker(read_container(packed), out, progress, read_behind ? &read_behind : nullptr).run();
 }
 
 std::optional<uint64_t> unpacked_size_bound(std::span<const uint8_t> packed) {

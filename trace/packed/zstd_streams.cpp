@@ -49,8 +49,8 @@ std::optional<uint64_t> stream_size(std::span<const uint8_t> frame) {
   return size;
 }
 
-ZstdReader::ZstdReader(std::span<const uint8_t> frame, std::string_view name)
-    : context_(ZSTD_createDCtx()), frame_(frame), name_(name), window_(ZSTD_DStreamOutSize()) {
+ZstdReader::ZstdReader(std::span<const uint8_t> frame, std::string_view name, const ReadBehind* read_behind)
+    : context_(ZSTD_createDCtx()), frame_(frame), read_behind_(read_behind), name_(name), window_(ZSTD_DStreamOutSize()) {
   if (!context_) throw std::bad_alloc();
   ZSTD_DCtx_setParameter(context_, ZSTD_d_windowLogMax, kWindowLog);
 }
@@ -65,6 +65,10 @@ bool ZstdReader::refill() {
     if (ZSTD_isError(left)) throw PackedError(std::string(name_) + ": " + ZSTD_getErrorName(left));
     if (in.pos > consumed_ || out.pos > 0) frame_ended_ = left == 0;  // a call without input says nothing
     consumed_ = in.pos;
+    if (read_behind_ && consumed_ > told_ && (consumed_ >= told_ + kReadBehindStep || consumed_ == frame_.size())) {
+      (*read_behind_)(frame_.first(consumed_));
+      told_ = consumed_;
+    }
     if (out.pos > 0) {
       position_ = window_.data();
       end_ = position_ + out.pos;

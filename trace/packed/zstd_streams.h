@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -88,9 +89,14 @@ class ZstdWriter {
 // The size a frame's header gives for its stream's bytes; none when it does not give one.
 std::optional<uint64_t> stream_size(std::span<const uint8_t> frame);
 
+// Told a part of a frame that has been read and will not be read again (the mapping may give its pages back).
+using ReadBehind = std::function<void(std::span<const uint8_t> read)>;
+
 class ZstdReader {
  public:
-  ZstdReader(std::span<const uint8_t> frame, std::string_view name);
+  // `read_behind`, when set, is told the frame's read prefix every kReadBehindStep bytes and at its end; it must
+  // outlive this.
+  ZstdReader(std::span<const uint8_t> frame, std::string_view name, const ReadBehind* read_behind = nullptr);
   ZstdReader(const ZstdReader&) = delete;
   ZstdReader& operator=(const ZstdReader&) = delete;
   ~ZstdReader();
@@ -128,9 +134,13 @@ class ZstdReader {
   bool refill();
   [[noreturn]] void ended_early() const;
 
+  static constexpr size_t kReadBehindStep = size_t{1} << 20;
+
   ZSTD_DCtx_s* context_;
   std::span<const uint8_t> frame_;
   size_t consumed_ = 0;
+  const ReadBehind* read_behind_;
+  size_t told_ = 0;  // the prefix read_behind_ was last told of
   bool frame_ended_ = false;  // the last call that decoded something finished the frame
   std::string_view name_;
   std::vector<uint8_t> window_;

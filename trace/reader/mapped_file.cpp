@@ -79,10 +79,18 @@ void MappedFile::map(int fd) {
 
 void MappedFile::release_before(size_t offset) {
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  size_t end = offset / page * page;
+  size_t end = std::min(offset, size_) / page * page;
   if (!data_ || end <= released_) return;
-  madvise(const_cast<uint8_t*>(data_) + released_, end - released_, MADV_DONTNEED);
+  release({data_ + released_, end - released_});
   released_ = end;
+}
+
+void MappedFile::release(std::span<const uint8_t> part) {
+  uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(part.data()) + part.size()) / page * page;
+  if (!data_ || part.data() < data_ || part.data() + part.size() > data_ + size_ || end <= begin) return;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

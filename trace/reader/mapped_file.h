@@ -41,6 +41,8 @@ class MappedFile {
   // Drops the pages before `offset` from this process's memory; reading them again faults them back in
   // from the file. Keeps a long sequential read's RSS flat instead of growing with the file.
   void release_before(size_t offset);
+  // The same for the whole pages inside `part` of bytes() (a packed trace's streams, each read on its own).
+  void release(std::span<const uint8_t> part);
 
  private:
   void map(int descriptor);

@@ -43,7 +43,8 @@ void Unpacking::run() {
         [&](std::string_view, uint64_t done, uint64_t total) {
           std::lock_guard lock(mutex_);
           fraction_ = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-        });
+        },
+        [&](std::span<const uint8_t> read) { packed_->release(read); });
   } catch (const packed::PackedError& e) {
     error = std::string("corrupt packed trace: ") + e.what();
   } catch (const std::exception& e) {  // the memory file could not be written, or memory ran out
