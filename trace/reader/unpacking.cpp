@@ -16,10 +16,11 @@ namespace gpumemtrace::trace {
 Unpacking::Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound) : packed_(std::move(packed)), bound_(bound) {
   try {
     descriptor_ = create_memory_file("gpumemtrace-unpacked");
-  } catch (const std::system_error& error) {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& error) {  // no memory file, or no thread
+    if (descriptor_ >= 0) close(descriptor_);
     throw OpenError(std::string("cannot unpack the packed trace: ") + error.what());
   }
-  thread_ = std::thread([this] { run(); });
 }
 
 Unpacking::~Unpacking() {
@@ -34,7 +35,8 @@ void Unpacking::run() {
         packed_->bytes(),
         [&](std::span<const uint8_t> piece) {
           // A mapping reserves bound_ bytes: a damaged trace that would unpack to more stops here.
-          if (piece.size() > bound_ - unpacked_) throw packed::PackedError("it unpacks to more than its streams' sizes allow");
+          if (piece.size() > bound_ - unpacked_)
+            throw packed::PackedError("it unpacks to more than its streams' sizes allow");
           write_all(descriptor_, piece, "writing the unpacked trace");
           std::lock_guard lock(mutex_);
           unpacked_ += piece.size();
@@ -72,7 +74,8 @@ uint64_t Unpacking::wait_whole() {
 
 uint64_t Unpacking::expected_size() const {
   std::lock_guard lock(mutex_);
-  if (ended_ || fraction_ <= 0) return ended_ ? unpacked_ : bound_;
+  if (ended_) return unpacked_;
+  if (fraction_ <= 0) return bound_;
   return std::max(unpacked_, static_cast<uint64_t>(static_cast<double>(unpacked_) / fraction_));
 }
 
