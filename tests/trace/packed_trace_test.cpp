@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "tests/support/decode_helpers.h"
+#include "tests/support/packed_damage.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
-#include "trace/packed/container.h"
 #include "trace/packed/pack.h"
 #include "trace/packed/unpack.h"
 #include "trace/packed/zstd_streams.h"
@@ -243,13 +243,7 @@ TEST(PackedTrace, DamageFoundWhileUnpackingStopsTheReadingWithItsError) {
   ScratchDir dir;
   std::string path = write_file(dir / "damaged.trace", mixed_workload_trace(300000).bytes());
   packed::pack_file(path, 1);
-  std::vector<uint8_t> packed = bytes_of(path);
-  // The free-low stream holds one random byte per free: several zstd blocks, the last one damaged.
-  packed::Frames frames = packed::read_container(packed);
-  std::span<const uint8_t> free_low = frames[static_cast<size_t>(packed::Stream::FreeLow)];
-  ASSERT_GT(free_low.size(), 200000u);
-  packed[static_cast<size_t>(free_low.data() - packed.data()) + free_low.size() * 9 / 10] ^= 0x10;
-  write_file(path, packed);
+  ASSERT_GT(damage_free_low_stream(path), 200000u);
 
   trace::OpenedTrace opened(path);
   uint64_t records = 0;

@@ -8,17 +8,17 @@
 
 namespace gpumemtrace::packed {
 
-ZstdCompressor::ZstdCompressor(int level) : context_(ZSTD_createCCtx()), level_(level) {
+ZstdCompressor::ZstdCompressor(int level) : context_(ZSTD_createCCtx()) {
   if (!context_) throw std::bad_alloc();
+  // Parameters stay with the context; each ZSTD_compress2 starts a frame of its own.
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, kWindowLog);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
 }
 
 ZstdCompressor::~ZstdCompressor() { ZSTD_freeCCtx(context_); }
 
 std::vector<uint8_t> ZstdCompressor::frame(std::span<const uint8_t> bytes) {
-  ZSTD_CCtx_reset(context_, ZSTD_reset_session_and_parameters);
-  ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level_);
-  ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, kWindowLog);
-  ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
   size_t bound = ZSTD_compressBound(bytes.size());
   if (bound > scratch_size_) {
     scratch_.reset(new uint8_t[bound]);

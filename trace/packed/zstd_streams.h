@@ -43,7 +43,6 @@ class ZstdCompressor {
 
  private:
   ZSTD_CCtx_s* context_;
-  int level_;
   std::unique_ptr<uint8_t[]> scratch_;  // room for the largest frame so far, never cleared
   size_t scratch_size_ = 0;
 };

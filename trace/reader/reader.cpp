@@ -156,7 +156,7 @@ const Record* Reader::next_after_growth() {
   return nullptr;
 }
 
-uint64_t Reader::expected_size() const { return file_ ? std::max(file_->expected_size(), data_.size()) : data_.size(); }
+uint64_t Reader::expected_size() const { return file_ ? file_->expected_size() : data_.size(); }
 
 // Time and Device only change what the records after them share; they are not handed out.
 bool Reader::apply_state(uint8_t token, const uint8_t* start) {

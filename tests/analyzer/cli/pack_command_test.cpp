@@ -3,14 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <span>
 #include <string>
-#include <vector>
 
 #include "tests/support/decode_helpers.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/packed_damage.h"
 #include "tests/support/temp_files.h"
-#include "trace/packed/container.h"
 
 namespace gpumemtrace::test {
 namespace {
@@ -76,11 +74,7 @@ TEST(PackCommand, DamageFoundWhileReadingExitsTwoAsCorrupt) {
   ScratchDir dir;
   std::string path = write_file(dir / "damaged.trace", mixed_workload_trace(300000).bytes());
   ASSERT_EQ(run_gpumemtrace({"pack", "--level", "1", path}).exit_code, 0);
-  std::string packed = read_file(path);
-  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(packed.data()), packed.size());
-  std::span<const uint8_t> free_low = packed::read_container(bytes)[static_cast<size_t>(packed::Stream::FreeLow)];
-  packed[static_cast<size_t>(free_low.data() - bytes.data()) + free_low.size() * 9 / 10] ^= 0x10;
-  write_file(path, std::vector<uint8_t>(packed.begin(), packed.end()));
+  damage_free_low_stream(path);
   for (std::string command : {"summary", "peak", "dump"}) {
     ProcessResult r = run_gpumemtrace({command, path});
     EXPECT_EQ(r.exit_code, 2) << command;
