@@ -39,8 +39,10 @@ class MappedFile {
   uint64_t expected_size() const;
 
   // Drops the pages before `offset` from this process's memory; reading them again faults them back in
-  // from the file. Keeps a long sequential read's RSS flat instead of growing with the file.
+  // from the file. Keeps a long sequential read's RSS flat instead of growing with the file. And asks the
+  // kernel to read the file up to kReadAhead past `offset` into the page cache (not into this process).
   void release_before(size_t offset);
+  static constexpr size_t kReadAhead = size_t{64} << 20;
   // The same for the whole pages inside `part` of bytes() (a packed trace's streams, each read on its own).
   void release(std::span<const uint8_t> part);
 
@@ -51,6 +53,7 @@ class MappedFile {
   size_t size_ = 0;
   size_t mapped_ = 0;  // the mapping's length: size_, or an unpacking's bound
   size_t released_ = 0;
+  size_t read_ahead_ = 0;  // the file is asked for up to here
   std::shared_ptr<Unpacking> unpacking_;
   bool whole_ = false;
 };
