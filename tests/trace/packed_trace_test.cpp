@@ -79,12 +79,13 @@ TEST(PackedTrace, PackedFileReadsRecordForRecordAsThePlainOne) {
   EXPECT_EQ(stats.events, plain.reader->events());
 }
 
-// The inodes of this process's mappings of unpacked traces, one per mapping.
-std::vector<std::string> unpacked_copies_mapped() {
+// The inodes of this process's mappings of unpacked traces (or of the files whose path has `named`), one per
+// mapping.
+std::vector<std::string> unpacked_copies_mapped(const std::string& named = "memfd:gpumemtrace-unpacked") {
   std::ifstream maps("/proc/self/maps");
   std::vector<std::string> inodes;
   for (std::string line; std::getline(maps, line);) {
-    if (line.find("memfd:gpumemtrace-unpacked") == std::string::npos) continue;
+    if (line.find(named) == std::string::npos) continue;
     std::istringstream fields(line);
     std::string range, perms, offset, device, inode;
     fields >> range >> perms >> offset >> device >> inode;
@@ -144,6 +145,36 @@ TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
     while (const trace::Record* r = reader->next()) records.push_back(*r);
     EXPECT_EQ(reader->status(), Status::Complete) << reader->error();
     EXPECT_EQ(records, plain.records);
+  }
+}
+
+// A trace too long to unpack into memory is unpacked into a file without a name in $TMPDIR, whose pages the
+// kernel can write out and take back; it reads as the plain trace, as it comes and whole.
+TEST(PackedTrace, ALongPackedTraceIsUnpackedIntoAScratchFileOnDisk) {
+  ScratchDir dir;
+  ScratchDir scratch;
+  TraceBuilder b = mixed_workload_trace(20000);
+  std::string path = write_file(dir / "mixed.trace", b.bytes());
+  packed::pack_file(path, 1);
+  Decoded plain = decode_all(b.bytes());
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string saved = tmpdir ? tmpdir : "";
+  setenv("TMPDIR", scratch.path().c_str(), 1);
+  auto file = std::make_unique<trace::OpenedTrace>(path, /*unpacked_in_memory_at_most=*/0);
+  tmpdir ? setenv("TMPDIR", saved.c_str(), 1) : unsetenv("TMPDIR");
+  trace::Reader first(file->map_as_it_comes());
+  trace::Reader second(file->map());
+  file.reset();
+  std::vector<std::string> inodes = unpacked_copies_mapped(scratch.path() + "/#");
+  ASSERT_EQ(inodes.size(), 2u);
+  EXPECT_EQ(inodes[0], inodes[1]);
+  EXPECT_EQ(unpacked_copies_mapped().size(), 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(scratch.path()));  // nothing to remove, even after a crash
+  for (trace::Reader* reader : {&first, &second}) {
+    std::vector<trace::Record> records;
+    while (const trace::Record* r = reader->next()) records.push_back(*r);
+    EXPECT_EQ(reader->status(), Status::Complete) << reader->error();
+    EXPECT_TRUE(records == plain.records);
   }
 }
 

@@ -85,9 +85,10 @@ void MappedFile::release_before(size_t offset) {
   released_ = end;
   // A file not in the page cache (a snapshot of a GB, read once) is asked for well ahead of the reading, so
   // that the disk reads while the reading works: MADV_SEQUENTIAL's readahead alone made the reading wait.
-  // The kernel reads at most its readahead window per request (128 KiB by default), hence the pieces.
+  // The kernel reads at most its readahead window per request (128 KiB by default), hence the pieces. A file
+  // being unpacked is read right behind its writing.
   constexpr size_t kPiece = size_t{128} << 10;
-  if (end + kReadAhead / 2 > read_ahead_ && read_ahead_ < size_) {
+  if (!unpacking_ && end + kReadAhead / 2 > read_ahead_ && read_ahead_ < size_) {
     size_t to = std::min(size_, end + kReadAhead);
     for (size_t from = std::max(read_ahead_, end); from < to; from += kPiece)
       madvise(const_cast<uint8_t*>(data_) + from, std::min(kPiece, to - from), MADV_WILLNEED);

@@ -52,7 +52,7 @@ bool is_first_layout(std::span<const uint8_t> bytes) {
   return reader.status() == Status::Corrupt && reader.stop_offset() < reach;
 }
 
-OpenedTrace::OpenedTrace(const std::string& path) : path_(path) {
+OpenedTrace::OpenedTrace(const std::string& path, uint64_t unpacked_in_memory_at_most) : path_(path) {
   auto file = std::make_unique<MappedFile>(path);
   if (packed::is_packed(file->bytes())) {
     std::optional<uint64_t> bound;
@@ -62,7 +62,7 @@ OpenedTrace::OpenedTrace(const std::string& path) : path_(path) {
       throw OpenError(std::string("corrupt packed trace: ") + error.what());
     }
     if (bound) {
-      unpacking_ = std::make_shared<Unpacking>(std::move(file), *bound);
+      unpacking_ = std::make_shared<Unpacking>(std::move(file), *bound, unpacked_in_memory_at_most);
       return;
     }
   }

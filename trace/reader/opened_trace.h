@@ -25,7 +25,9 @@ class OpenedTrace {
  public:
   // Throws OpenError: unreadable, or a packed trace whose directory of streams is damaged (damage inside
   // the streams is found as they are unpacked: map() and the readings throw it).
-  explicit OpenedTrace(const std::string& path);
+  // A packed trace is unpacked into a memory file while its bound is at most `unpacked_in_memory_at_most`
+  // (unpacking.h), else into a scratch file on disk.
+  explicit OpenedTrace(const std::string& path, uint64_t unpacked_in_memory_at_most = Unpacking::kInMemoryAtMost);
   // A memory file (memfd) holding a version-1 trace made in memory (a snapshot's), adopted: closed with this.
   explicit OpenedTrace(int memory_file) : unpacked_(memory_file) {}
   OpenedTrace(const OpenedTrace&) = delete;

@@ -13,9 +13,11 @@
 
 namespace gpumemtrace::trace {
 
-Unpacking::Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound) : packed_(std::move(packed)), bound_(bound) {
+Unpacking::Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound, uint64_t in_memory_at_most)
+    : packed_(std::move(packed)), bound_(bound) {
   try {
-    descriptor_ = create_memory_file("gpumemtrace-unpacked");
+    descriptor_ = bound <= in_memory_at_most ? create_memory_file("gpumemtrace-unpacked")
+                                             : create_scratch_file("gpumemtrace-unpacked");
     thread_ = std::thread([this] { run(); });
   } catch (const std::system_error& error) {  // no memory file, or no thread
     if (descriptor_ >= 0) close(descriptor_);

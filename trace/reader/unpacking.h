@@ -16,9 +16,13 @@ namespace gpumemtrace::trace {
 
 class Unpacking {
  public:
-  // Starts unpacking the mapped packed trace, `bound` bytes at most when unpacked (packed::unpacked_size_bound).
-  // Throws OpenError when the memory file cannot be made.
-  Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound);
+  // Starts unpacking the mapped packed trace, `bound` bytes at most when unpacked (packed::unpacked_size_bound),
+  // into a memory file while the bound is at most `in_memory_at_most`, else into a scratch file on disk
+  // (common/memory_file.h), so that a long trace's reading holds no more memory than a plain one's.
+  // Throws OpenError when the file cannot be made.
+  Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound, uint64_t in_memory_at_most = kInMemoryAtMost);
+  // About 15 M events: the bound counts 73 bytes per record, where a trace unpacks to about 6.
+  static constexpr uint64_t kInMemoryAtMost = uint64_t{1} << 30;
   ~Unpacking();  // waits for the unpacking to end
   Unpacking(const Unpacking&) = delete;
   Unpacking& operator=(const Unpacking&) = delete;
