@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/command_line.h"
@@ -50,15 +52,20 @@ void append_status_text(fmt::memory_buffer& out, const trace::Reader& reader) {
   out.push_back('\n');
 }
 
-void append_status_json(fmt::memory_buffer& out, const trace::Reader& reader) {
+// `unpacking_error`: damage found as a packed trace was unpacked, which stopped the reading.
+void append_status_json(fmt::memory_buffer& out, const trace::Reader& reader,
+                        const std::optional<std::string>& unpacking_error) {
   {
     render::JsonObject json(out);
-    json.string("status", status_name(reader.status()));
+    json.string("status", status_name(unpacking_error ? trace::Status::Corrupt : reader.status()));
     json.number("stop_offset", reader.stop_offset());
     json.number("file_size", reader.file_size());
     json.number("records", reader.records());
     json.number("events", reader.events());
-    if (reader.status() == trace::Status::Corrupt) json.string("error", reader.error());
+    if (unpacking_error)
+      json.string("error", *unpacking_error);
+    else if (reader.status() == trace::Status::Corrupt)
+      json.string("error", reader.error());
   }
   out.push_back('\n');
 }
@@ -73,25 +80,33 @@ int dump_main(std::span<const std::string> args) {
 
   std::shared_ptr<trace::Reader> reader;
   try {
-    reader = sources::TraceSource(path).reader();
+    reader = sources::TraceSource(path).reader(sources::TraceSource::Unpacked::AsItComes);
   } catch (const trace::OpenError& error) {
     return trace_error(path, error.what());
   }
 
   BufferedStdout out;
-  while (const trace::Record* record = reader->next()) {
-    render::RecordContext context{reader->record_offset(), reader->time_ns(), reader->thread()};
-    if (json)
-      render::append_record_json(out.buffer(), *record, context);
-    else
-      render::append_record_text(out.buffer(), *record, context);
-    out.flush_if_full();
+  // A packed trace is printed as it is unpacked: damage found on the way stops it as a corrupt plain trace
+  // stops, after the records before it.
+  std::optional<std::string> unpacking_error;
+  try {
+    while (const trace::Record* record = reader->next()) {
+      render::RecordContext context{reader->record_offset(), reader->time_ns(), reader->thread()};
+      if (json)
+        render::append_record_json(out.buffer(), *record, context);
+      else
+        render::append_record_text(out.buffer(), *record, context);
+      out.flush_if_full();
+    }
+  } catch (const trace::OpenError& error) {
+    unpacking_error = error.what();
   }
   if (json)
-    append_status_json(out.buffer(), *reader);
-  else if (reader->status() != trace::Status::Corrupt)
+    append_status_json(out.buffer(), *reader, unpacking_error);
+  else if (!unpacking_error && reader->status() != trace::Status::Corrupt)
     append_status_text(out.buffer(), *reader);
   out.flush();
+  if (unpacking_error) return trace_error(path, *unpacking_error);
   if (reader->status() == trace::Status::Corrupt) return trace_error(path, reader->error());
   return kExitOk;
 }

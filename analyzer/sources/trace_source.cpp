@@ -41,11 +41,13 @@ bool TraceSource::holds_snapshot(const std::string& path) {
 }
 
 SourceRecords TraceSource::records(uint64_t limit, Unpacked unpacked) const {
-  auto trace = unpacked == Unpacked::AsItComes ? std::make_shared<trace::Reader>(file_->map_as_it_comes()) : reader();
+  std::shared_ptr<trace::Reader> trace = reader(unpacked);
   if (!join_) return SourceRecords(std::move(trace), limit);
   return SourceRecords(std::move(trace), limit, join_->records, join_->positions);
 }
 
-std::shared_ptr<trace::Reader> TraceSource::reader() const { return std::make_shared<trace::Reader>(file_->map()); }
+std::shared_ptr<trace::Reader> TraceSource::reader(Unpacked unpacked) const {
+  return std::make_shared<trace::Reader>(unpacked == Unpacked::AsItComes ? file_->map_as_it_comes() : file_->map());
+}
 
 }  // namespace gpumemtrace::sources

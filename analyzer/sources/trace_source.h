@@ -28,11 +28,12 @@ class TraceSource {
   // the rest (a snapshot of a GB takes seconds to make into a trace). Throws trace::OpenError when unreadable.
   static bool holds_snapshot(const std::string& path);
 
-  // A reader from the start of the trace, of its own records only; it may outlive the source.
-  std::shared_ptr<trace::Reader> reader() const;
   // How a reading takes a packed trace: once it is unpacked whole, or as it is unpacked (the first reading of
-  // a report, which then replays on one processor while the other unpacks; trace::OpenedTrace).
+  // a report, which then replays on one processor while the other unpacks, and dump, which prints from the
+  // first records on; trace::OpenedTrace).
   enum class Unpacked { Whole, AsItComes };
+  // A reader from the start of the trace, of its own records only; it may outlive the source.
+  std::shared_ptr<trace::Reader> reader(Unpacked unpacked = Unpacked::Whole) const;
   // The records from the start, the trace's first `limit` and the joined ones among them; the source must
   // outlive them.
   SourceRecords records(uint64_t limit = UINT64_MAX, Unpacked unpacked = Unpacked::Whole) const;

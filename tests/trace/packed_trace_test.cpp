@@ -2,7 +2,9 @@
 // one did, is smaller by the amount its predictions save, and damage to it is an error, never a crash.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,6 +148,32 @@ TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
     EXPECT_EQ(reader->status(), Status::Complete) << reader->error();
     EXPECT_EQ(records, plain.records);
   }
+}
+
+// A trace dropped before its unpacking ends (its last reading is gone: a report stopped by an error, dump cut
+// short) stops the unpacking at its next piece instead of unpacking the rest for nobody.
+TEST(PackedTrace, DroppingATraceStopsItsUnpacking) {
+  ScratchDir dir;
+  TraceBuilder b = mixed_workload_trace(2000000);
+  std::string path = write_file(dir / "long.trace", b.bytes());
+  packed::pack_file(path, 1);
+  int copy = -1;  // the memory file, opened again: it outlives the unpacking's descriptor
+  {
+    trace::OpenedTrace opened(path);
+    std::unique_ptr<trace::MappedFile> first_piece = opened.map_as_it_comes();
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code error;
+      auto target = std::filesystem::read_symlink(entry.path(), error);
+      if (!error && target.string().find("memfd:gpumemtrace-unpacked") != std::string::npos)
+        copy = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    ASSERT_GE(copy, 0);
+  }
+  struct stat unpacked {};
+  ASSERT_EQ(fstat(copy, &unpacked), 0);
+  ::close(copy);
+  EXPECT_GT(unpacked.st_size, 0);
+  EXPECT_LT(static_cast<uint64_t>(unpacked.st_size), b.size() / 2) << "of " << b.size();
 }
 
 // A trace too long to unpack into memory is unpacked into a file without a name in $TMPDIR, whose pages the

@@ -25,7 +25,12 @@ Unpacking::Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound, uint64_
   }
 }
 
+namespace {
+struct Stopped {};
+}  // namespace
+
 Unpacking::~Unpacking() {
+  stopping_.store(true, std::memory_order_relaxed);
   thread_.join();
   close(descriptor_);
 }
@@ -36,6 +41,7 @@ void Unpacking::run() {
     packed::unpack(
         packed_->bytes(),
         [&](std::span<const uint8_t> piece) {
+          if (stopping_.load(std::memory_order_relaxed)) throw Stopped{};
           // A mapping reserves bound_ bytes: a damaged trace that would unpack to more stops here.
           if (piece.size() > bound_ - unpacked_)
             throw packed::PackedError("it unpacks to more than its streams' sizes allow");
@@ -49,6 +55,7 @@ void Unpacking::run() {
           fraction_ = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
         },
         [&](std::span<const uint8_t> read) { packed_->release(read); });
+  } catch (const Stopped&) {
   } catch (const packed::PackedError& e) {
     error = std::string("corrupt packed trace: ") + e.what();
   } catch (const std::exception& e) {  // the memory file could not be written, or memory ran out

@@ -3,6 +3,7 @@
 // instead of waiting for the whole trace first.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -23,7 +24,8 @@ class Unpacking {
   Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound, uint64_t in_memory_at_most = kInMemoryAtMost);
   // About 15 M events: the bound counts 73 bytes per record, where a trace unpacks to about 6.
   static constexpr uint64_t kInMemoryAtMost = uint64_t{1} << 30;
-  ~Unpacking();  // waits for the unpacking to end
+  // Stops the unpacking at its next piece (nobody is left to read the rest) and waits for its thread.
+  ~Unpacking();
   Unpacking(const Unpacking&) = delete;
   Unpacking& operator=(const Unpacking&) = delete;
 
@@ -51,6 +53,7 @@ class Unpacking {
   uint64_t unpacked_ = 0;  // bytes in the memory file
   double fraction_ = 0;    // of the packed records' stream read
   bool ended_ = false;
+  std::atomic<bool> stopping_ = false;
   std::string error_;      // why the unpacking failed, when it did
   std::thread thread_;     // last: started once everything it uses is
 };

@@ -2,6 +2,7 @@
 // damaged packed trace, exit 2 with the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -75,12 +76,24 @@ TEST(PackCommand, DamageFoundWhileReadingExitsTwoAsCorrupt) {
   std::string path = write_file(dir / "damaged.trace", mixed_workload_trace(300000).bytes());
   ASSERT_EQ(run_gpumemtrace({"pack", "--level", "1", path}).exit_code, 0);
   damage_free_low_stream(path);
-  for (std::string command : {"summary", "peak", "dump"}) {
+  for (std::string command : {"summary", "peak"}) {
     ProcessResult r = run_gpumemtrace({command, path});
     EXPECT_EQ(r.exit_code, 2) << command;
     EXPECT_EQ(r.err.rfind("gpumemtrace: " + path + ": corrupt packed trace: free-low: ", 0), 0u) << command << r.err;
     EXPECT_EQ(r.out, "") << command;
   }
+  // dump prints as the trace is unpacked: the records before the damage, then the error, as for a corrupt
+  // plain trace; its JSON lines end with the status.
+  ProcessResult text = run_gpumemtrace({"dump", path});
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_EQ(text.err.rfind("gpumemtrace: " + path + ": corrupt packed trace: free-low: ", 0), 0u) << text.err;
+  EXPECT_GT(std::count(text.out.begin(), text.out.end(), '\n'), 10000);
+  EXPECT_EQ(text.out.find("# complete trace"), std::string::npos);
+  ProcessResult json = run_gpumemtrace({"dump", "--json", path});
+  EXPECT_EQ(json.exit_code, 2);
+  std::string last = json.out.substr(json.out.rfind('\n', json.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("{\"status\":\"corrupt\",", 0), 0u) << last;
+  EXPECT_NE(last.find("\"error\":\"corrupt packed trace: free-low: "), std::string::npos) << last;
 }
 
 TEST(PackCommand, CorruptPlainTraceIsNotPacked) {
