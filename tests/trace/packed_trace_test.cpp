@@ -1,12 +1,13 @@
 // Packed traces (trace/packed): a packed trace unpacks to the exact bytes it was made from, reads as the plain
 // one did, is smaller by the amount its predictions save, and damage to it is an error, never a crash.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "tests/support/packed_damage.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
+#include "trace/packed/container.h"
 #include "trace/packed/pack.h"
 #include "trace/packed/unpack.h"
 #include "trace/packed/zstd_streams.h"
@@ -148,6 +150,54 @@ TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
     EXPECT_EQ(reader->status(), Status::Complete) << reader->error();
     EXPECT_EQ(records, plain.records);
   }
+}
+
+// Whether a zstd frame decompresses with a window of 2^window_log bytes at most.
+bool decompresses_within(std::span<const uint8_t> frame, int window_log) {
+  ZSTD_DCtx* context = ZSTD_createDCtx();
+  ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, window_log);
+  std::vector<uint8_t> out(ZSTD_DStreamOutSize());
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  size_t left = 1;
+  while (left != 0 && !ZSTD_isError(left)) {
+    ZSTD_outBuffer piece{out.data(), out.size(), 0};
+    left = ZSTD_decompressStream(context, &piece, &in);
+  }
+  ZSTD_freeDCtx(context);
+  return left == 0;
+}
+
+// The unpacker reads all 19 streams at once and holds a window for each: the packer's frames have windows of
+// 2 MiB at most (kPackedWindowLog), a stream longer than that included.
+TEST(PackedTrace, TheFramesWindowsAreTwoMiBAtMost) {
+  std::vector<uint8_t> packed = pack_bytes(mixed_workload_trace(2300000).bytes(), 1);
+  packed::Frames frames = packed::read_container(packed);
+  std::span<const uint8_t> tokens = frames[static_cast<size_t>(packed::Stream::Tokens)];
+  ASSERT_GT(ZSTD_getFrameContentSize(tokens.data(), tokens.size()), uint64_t{1} << packed::kPackedWindowLog);
+  for (size_t i = 0; i < frames.size(); ++i) EXPECT_TRUE(decompresses_within(frames[i], packed::kPackedWindowLog)) << i;
+}
+
+// Traces packed before the windows were 2 MiB had frames with windows of up to 8 MiB: they unpack as before.
+TEST(PackedTrace, FramesWithTheEarlierEightMiBWindowsStillUnpack) {
+  std::vector<uint8_t> plain = mixed_workload_trace(2300000).bytes();
+  std::vector<uint8_t> packed = pack_bytes(plain, 1);
+  packed::Frames frames = packed::read_container(packed);
+  std::array<std::vector<uint8_t>, packed::kStreams> earlier;
+  ZSTD_CCtx* context = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, packed::kWindowLog);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    std::vector<uint8_t> raw(ZSTD_getFrameContentSize(frames[i].data(), frames[i].size()));
+    ASSERT_EQ(ZSTD_decompress(raw.data(), raw.size(), frames[i].data(), frames[i].size()), raw.size());
+    earlier[i].resize(ZSTD_compressBound(raw.size()));
+    size_t size = ZSTD_compress2(context, earlier[i].data(), earlier[i].size(), raw.data(), raw.size());
+    ASSERT_FALSE(ZSTD_isError(size));
+    earlier[i].resize(size);
+  }
+  ZSTD_freeCCtx(context);
+  ASSERT_FALSE(decompresses_within(earlier[static_cast<size_t>(packed::Stream::Tokens)], packed::kPackedWindowLog));
+  EXPECT_TRUE(packed::unpack(packed::write_container(earlier)) == plain);
 }
 
 // A trace dropped before its unpacking ends (its last reading is gone: a report stopped by an error, dump cut

@@ -12,7 +12,7 @@ ZstdCompressor::ZstdCompressor(int level) : context_(ZSTD_createCCtx()) {
   if (!context_) throw std::bad_alloc();
   // Parameters stay with the context; each ZSTD_compress2 starts a frame of its own.
   ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, kWindowLog);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, kPackedWindowLog);
   ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
 }
 

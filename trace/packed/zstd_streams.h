@@ -21,7 +21,12 @@ struct ZSTD_DCtx_s;
 namespace gpumemtrace::packed {
 
 // The frames' largest window (2^23 bytes): what the unpacker allows, so a damaged frame cannot ask for more.
+// Traces packed before 2026-11-29 (sixth session) have windows this large.
 inline constexpr int kWindowLog = 23;
+// The window the packer gives its frames (2^21 bytes). The unpacker reads all 19 streams at once and holds a
+// window for each: 2^23 made a 100 M-event trace's reading hold 145 MiB, 2^21 75 MiB, for 0.01 % fewer
+// bytes (docs/benchmarks.md).
+inline constexpr int kPackedWindowLog = 21;
 
 // Bytes that do not decode: what is wrong, for "corrupt packed trace: ...".
 class PackedError : public std::runtime_error {
