@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -175,6 +176,39 @@ TEST(PackedTrace, TheFramesWindowsAreTwoMiBAtMost) {
   std::span<const uint8_t> tokens = frames[static_cast<size_t>(packed::Stream::Tokens)];
   ASSERT_GT(ZSTD_getFrameContentSize(tokens.data(), tokens.size()), uint64_t{1} << packed::kPackedWindowLog);
   for (size_t i = 0; i < frames.size(); ++i) EXPECT_TRUE(decompresses_within(frames[i], packed::kPackedWindowLog)) << i;
+}
+
+// zstd's frame of `bytes` at `level` with the packer's other parameters.
+std::vector<uint8_t> zstd_frame(std::span<const uint8_t> bytes, int level) {
+  ZSTD_CCtx* context = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, packed::kPackedWindowLog);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
+  std::vector<uint8_t> frame(ZSTD_compressBound(bytes.size()));
+  frame.resize(ZSTD_compress2(context, frame.data(), frame.size(), bytes.data(), bytes.size()));
+  ZSTD_freeCCtx(context);
+  return frame;
+}
+
+// A stream takes the level asked for only where it codes the stream's first 64 KiB smaller than level 1: small
+// values drawn at random (the high bytes of a live allocation's place) are smaller and far quicker at level 1,
+// a repeating schedule with noise (whose repeats a deeper search finds) smaller at level 9.
+TEST(PackedTrace, EachStreamTakesTheLevelThatCodesItsSampleSmaller) {
+  std::mt19937 random(7);
+  std::vector<uint8_t> small_values(1 << 20);
+  for (uint8_t& value : small_values) value = static_cast<uint8_t>(random() % 16);
+  std::string schedule;  // a schedule of 37 steps, each a little off, in decimal
+  for (uint64_t i = 0; schedule.size() < (1 << 20); ++i) schedule += std::to_string(i % 37 * 13 + random() % 3) + " ";
+  std::span<const uint8_t> counted(reinterpret_cast<const uint8_t*>(schedule.data()), schedule.size());
+
+  ASSERT_LT(zstd_frame(small_values, 1).size(), zstd_frame(small_values, 9).size());
+  ASSERT_LT(zstd_frame(counted, 9).size(), zstd_frame(counted, 1).size());
+  packed::ZstdCompressor compressor(9);
+  EXPECT_TRUE(compressor.frame(small_values) == zstd_frame(small_values, 1));
+  EXPECT_TRUE(compressor.frame(counted) == zstd_frame(counted, 9));
+  EXPECT_TRUE(compressor.frame(small_values) == zstd_frame(small_values, 1));  // the level is set for each frame
+  packed::ZstdCompressor fastest(1);
+  EXPECT_TRUE(fastest.frame(counted) == zstd_frame(counted, 1));
 }
 
 // Traces packed before the windows were 2 MiB had frames with windows of up to 8 MiB: they unpack as before.

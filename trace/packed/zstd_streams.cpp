@@ -8,24 +8,36 @@
 
 namespace gpumemtrace::packed {
 
-ZstdCompressor::ZstdCompressor(int level) : context_(ZSTD_createCCtx()) {
+ZstdCompressor::ZstdCompressor(int level) : context_(ZSTD_createCCtx()), level_(level) {
   if (!context_) throw std::bad_alloc();
   // Parameters stay with the context; each ZSTD_compress2 starts a frame of its own.
-  ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, kPackedWindowLog);
   ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
 }
 
 ZstdCompressor::~ZstdCompressor() { ZSTD_freeCCtx(context_); }
 
-std::vector<uint8_t> ZstdCompressor::frame(std::span<const uint8_t> bytes) {
+size_t ZstdCompressor::compress(std::span<const uint8_t> bytes, int level) {
   size_t bound = ZSTD_compressBound(bytes.size());
   if (bound > scratch_size_) {
     scratch_.reset(new uint8_t[bound]);
     scratch_size_ = bound;
   }
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level);
   size_t size = ZSTD_compress2(context_, scratch_.get(), bound, bytes.data(), bytes.size());
   if (ZSTD_isError(size)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(size));
+  return size;
+}
+
+int ZstdCompressor::level_for(std::span<const uint8_t> bytes) {
+  if (level_ <= kFastLevel) return level_;
+  std::span<const uint8_t> sample = bytes.first(std::min(bytes.size(), kSampleBytes));
+  size_t fast = compress(sample, kFastLevel);
+  return compress(sample, level_) < fast ? level_ : kFastLevel;
+}
+
+std::vector<uint8_t> ZstdCompressor::frame(std::span<const uint8_t> bytes) {
+  size_t size = compress(bytes, level_for(bytes));
   return std::vector<uint8_t>(scratch_.get(), scratch_.get() + size);
 }
 

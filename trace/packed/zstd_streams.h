@@ -37,6 +37,11 @@ class PackedError : public std::runtime_error {
 // Compresses streams one after another, each as one frame, with one zstd context (at level 19 it takes about
 // 90 MiB). Reused, the context keeps its tables instead of allocating and clearing them for every stream:
 // the same frames, 7 % less of packing's CPU on a repetitive trace (docs/benchmarks.md).
+//
+// A level's match search was most of packing's zstd time, and on some streams it finds nothing that level 1
+// does not: nearly random bytes (the low byte of a stack drawn at random) and small values without long
+// repeats (the high bytes of a live allocation's place), which level 1 codes smaller still. So each stream
+// takes the level only where it does better than level 1 on the stream's first kSampleBytes; else level 1.
 class ZstdCompressor {
  public:
   explicit ZstdCompressor(int level);
@@ -46,8 +51,17 @@ class ZstdCompressor {
 
   std::vector<uint8_t> frame(std::span<const uint8_t> bytes);
 
+  static constexpr int kFastLevel = 1;
+  static constexpr size_t kSampleBytes = size_t{64} << 10;
+
  private:
+  // Compresses at `level` into scratch_; the frame's size.
+  size_t compress(std::span<const uint8_t> bytes, int level);
+  // The level that codes the stream's sample smaller: the level asked for, or kFastLevel.
+  int level_for(std::span<const uint8_t> bytes);
+
   ZSTD_CCtx_s* context_;
+  int level_;
   std::unique_ptr<uint8_t[]> scratch_;  // room for the largest frame so far, never cleared
   size_t scratch_size_ = 0;
 };
