@@ -153,6 +153,18 @@ TEST(PackedTrace, OneOpeningUnpacksOnceForEveryReading) {
   }
 }
 
+// zstd's frame of `bytes` at `level` with the packer's other parameters.
+std::vector<uint8_t> zstd_frame(std::span<const uint8_t> bytes, int level, int window_log = packed::kPackedWindowLog) {
+  ZSTD_CCtx* context = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, window_log);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
+  std::vector<uint8_t> frame(ZSTD_compressBound(bytes.size()));
+  frame.resize(ZSTD_compress2(context, frame.data(), frame.size(), bytes.data(), bytes.size()));
+  ZSTD_freeCCtx(context);
+  return frame;
+}
+
 // Whether a zstd frame decompresses with a window of 2^window_log bytes at most.
 bool decompresses_within(std::span<const uint8_t> frame, int window_log) {
   ZSTD_DCtx* context = ZSTD_createDCtx();
@@ -176,18 +188,6 @@ TEST(PackedTrace, TheFramesWindowsAreTwoMiBAtMost) {
   std::span<const uint8_t> tokens = frames[static_cast<size_t>(packed::Stream::Tokens)];
   ASSERT_GT(ZSTD_getFrameContentSize(tokens.data(), tokens.size()), uint64_t{1} << packed::kPackedWindowLog);
   for (size_t i = 0; i < frames.size(); ++i) EXPECT_TRUE(decompresses_within(frames[i], packed::kPackedWindowLog)) << i;
-}
-
-// zstd's frame of `bytes` at `level` with the packer's other parameters.
-std::vector<uint8_t> zstd_frame(std::span<const uint8_t> bytes, int level) {
-  ZSTD_CCtx* context = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, packed::kPackedWindowLog);
-  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> frame(ZSTD_compressBound(bytes.size()));
-  frame.resize(ZSTD_compress2(context, frame.data(), frame.size(), bytes.data(), bytes.size()));
-  ZSTD_freeCCtx(context);
-  return frame;
 }
 
 // A stream takes the level asked for only where it codes the stream's first 64 KiB smaller than level 1: small
@@ -217,19 +217,11 @@ TEST(PackedTrace, FramesWithTheEarlierEightMiBWindowsStillUnpack) {
   std::vector<uint8_t> packed = pack_bytes(plain, 1);
   packed::Frames frames = packed::read_container(packed);
   std::array<std::vector<uint8_t>, packed::kStreams> earlier;
-  ZSTD_CCtx* context = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, 1);
-  ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, packed::kWindowLog);
-  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
   for (size_t i = 0; i < frames.size(); ++i) {
     std::vector<uint8_t> raw(ZSTD_getFrameContentSize(frames[i].data(), frames[i].size()));
     ASSERT_EQ(ZSTD_decompress(raw.data(), raw.size(), frames[i].data(), frames[i].size()), raw.size());
-    earlier[i].resize(ZSTD_compressBound(raw.size()));
-    size_t size = ZSTD_compress2(context, earlier[i].data(), earlier[i].size(), raw.data(), raw.size());
-    ASSERT_FALSE(ZSTD_isError(size));
-    earlier[i].resize(size);
+    earlier[i] = zstd_frame(raw, 1, packed::kWindowLog);
   }
-  ZSTD_freeCCtx(context);
   ASSERT_FALSE(decompresses_within(earlier[static_cast<size_t>(packed::Stream::Tokens)], packed::kPackedWindowLog));
   EXPECT_TRUE(packed::unpack(packed::write_container(earlier)) == plain);
 }
