@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
-
 #include <system_error>
 
 namespace gpumemtrace {

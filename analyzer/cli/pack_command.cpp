@@ -37,7 +37,8 @@ int pack_main(std::span<const std::string> args) {
   std::optional<std::string> level_text;
   bool streams = false;
   std::string path;
-  line.option("--level", "N", level_text, fmt::format("zstd's compression level, 1 to 19 (default {}), for each stream it codes smaller than level 1",
+  line.option("--level", "N", level_text,
+              fmt::format("zstd's compression level, 1 to 19 (default {}), for each stream it codes smaller than level 1",
                           packed::kDefaultLevel));
   line.flag("--streams", streams, "also print the size of each stream, before and after compression");
   line.operand("trace file", path);
