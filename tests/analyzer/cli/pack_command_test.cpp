@@ -96,6 +96,20 @@ TEST(PackCommand, DamageFoundWhileReadingExitsTwoAsCorrupt) {
   EXPECT_NE(last.find("\"error\":\"corrupt packed trace: free-low: "), std::string::npos) << last;
 }
 
+// Where the unpacked copy cannot be written (a full disk or, here, the file size limit of `ulimit -f`), the
+// report stops with the reason and exits 2: no report from part of the trace.
+TEST(PackCommand, AnUnpackedCopyThatCannotBeWrittenExitsTwoWithTheReason) {
+  ScratchDir dir;
+  std::string path = write_file(dir / "long.trace", mixed_workload_trace(300000).bytes());
+  ASSERT_EQ(run_gpumemtrace({"pack", "--level", "1", path}).exit_code, 0);
+  // 1 MiB: the first pieces fit, the trace (2.5 MB unpacked) does not. SIGXFSZ ignored, as a write then fails.
+  ProcessResult r = run_process({"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 1024; exec \"$0\" summary \"$1\"",
+                                 analyzer_path(), path});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "gpumemtrace: " + path + ": cannot unpack the packed trace: writing the unpacked trace: File too large\n");
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(PackCommand, CorruptPlainTraceIsNotPacked) {
   ScratchDir dir;
   TraceBuilder corrupt;
