@@ -1,7 +1,8 @@
 // A trace opened once for any number of readings. A packed trace (trace/packed) is unpacked here, once,
-// into a memory file holding the version-1 trace it was made from, and every reading maps that copy; a trace
-// in the first commit's layout (trace/legacy) is rewritten in today's the same way; a trace made in memory
-// comes as such a memory file; any other trace is mapped afresh by each reading.
+// into a memory file (a scratch file on disk for a long one) holding the version-1 trace it was made from,
+// and every reading maps that copy; a trace in the first commit's layout (trace/legacy) is rewritten in
+// today's into a memory file; a trace made in memory comes as such a memory file; any other trace is mapped
+// afresh by each reading.
 //
 // The unpacking runs on a thread of its own (unpacking.h): opening returns at once, a reading that takes the
 // trace as it comes (map_as_it_comes) reads while it is unpacked, and map() waits for the whole.

@@ -19,7 +19,7 @@ Unpacking::Unpacking(std::unique_ptr<MappedFile> packed, uint64_t bound, uint64_
     descriptor_ = bound <= in_memory_at_most ? create_memory_file("gpumemtrace-unpacked")
                                              : create_scratch_file("gpumemtrace-unpacked");
     thread_ = std::thread([this] { run(); });
-  } catch (const std::system_error& error) {  // no memory file, or no thread
+  } catch (const std::system_error& error) {  // no file for the copy, or no thread
     if (descriptor_ >= 0) close(descriptor_);
     throw OpenError(std::string("cannot unpack the packed trace: ") + error.what());
   }
@@ -58,7 +58,7 @@ void Unpacking::run() {
   } catch (const Stopped&) {
   } catch (const packed::PackedError& e) {
     error = std::string("corrupt packed trace: ") + e.what();
-  } catch (const std::exception& e) {  // the memory file could not be written, or memory ran out
+  } catch (const std::exception& e) {  // the copy could not be written (a full disk), or memory ran out
     error = std::string("cannot unpack the packed trace: ") + e.what();
   }
   std::lock_guard lock(mutex_);

@@ -1,5 +1,5 @@
-// A packed trace unpacked on a thread of its own into a memory file, which a reading maps and reads while it
-// grows (opened_trace.h): the first reading of a report replays on one processor while the other unpacks,
+// A packed trace unpacked on a thread of its own into a memory file (or a scratch file on disk), which a
+// reading maps and reads while it grows (opened_trace.h): the first reading of a report replays on one processor while the other unpacks,
 // instead of waiting for the whole trace first.
 #pragma once
 
@@ -30,7 +30,7 @@ class Unpacking {
   Unpacking& operator=(const Unpacking&) = delete;
 
   int descriptor() const { return descriptor_; }
-  // What a mapping of the memory file reserves: the unpacked trace never grows past it.
+  // What a mapping of the unpacked copy reserves: the unpacked trace never grows past it.
   uint64_t bound() const { return bound_; }
   // Waits until more than `have` bytes are unpacked or the unpacking has ended; how many are. Pieces end at
   // records' ends. Throws OpenError ("corrupt packed trace: ...") when the unpacking failed.
@@ -50,7 +50,7 @@ class Unpacking {
 
   mutable std::mutex mutex_;
   std::condition_variable grew_;
-  uint64_t unpacked_ = 0;  // bytes in the memory file
+  uint64_t unpacked_ = 0;  // bytes in the unpacked copy
   double fraction_ = 0;    // of the packed records' stream read
   bool ended_ = false;
   std::atomic<bool> stopping_ = false;
