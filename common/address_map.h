@@ -34,22 +34,30 @@ class AddressMap {
 
   // Inserts the key, or overwrites its value. Returns false when the key was already there.
   bool insert_or_assign(uint64_t key, const Value& value) {
+    if (Value* existing = find_or_insert(key, value)) {
+      *existing = value;
+      return false;
+    }
+    return true;
+  }
+
+  // The key's value when the key is there (left unchanged); else inserts the key with `value` and returns
+  // nullptr. One probe run where find and then insert_or_assign take two. The pointer lasts until the next
+  // insertion.
+  [[gnu::always_inline]] Value* find_or_insert(uint64_t key, const Value& value) {
     if (key == kEmpty) {
-      bool added = !empty_key_value_;
+      if (empty_key_value_) return &*empty_key_value_;
       empty_key_value_ = value;
-      return added;
+      return nullptr;
     }
     if ((size_ + 1) * 4 > (mask_ + 1) * 3) grow();
     for (size_t i = home(key);; i = next(i)) {
       Slot& slot = slots_[i];
-      if (slot.key == key) {
-        slot.value = value;
-        return false;
-      }
+      if (slot.key == key) return &slot.value;
       if (slot.key == kEmpty) {
         slot = Slot{key, value};
         ++size_;
-        return true;
+        return nullptr;
       }
     }
   }
@@ -105,7 +113,7 @@ class AddressMap {
   size_t home(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_); }
   size_t next(size_t i) const { return (i + 1) & mask_; }
 
-  void grow() {
+  [[gnu::noinline, gnu::cold]] void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
     mask_ = slots_.size() - 1;

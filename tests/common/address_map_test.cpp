@@ -1,4 +1,4 @@
-// AddressMap against std::unordered_map under random inserts and erases (backward-shift deletion is
+// AddressMap against std::unordered_map under random inserts, lookups and erases (backward-shift deletion is
 // where open addressing goes wrong).
 #include <gtest/gtest.h>
 
@@ -18,7 +18,8 @@ TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
     // Clustered, aligned keys like device addresses, and the two keys a table might mistake for "free".
     uint64_t pick = random() % 4098;
     uint64_t key = pick == 4097 ? UINT64_MAX : pick * 512;
-    if (random() % 3 == 0) {
+    uint64_t op = random() % 6;
+    if (op < 2) {
       uint64_t value = 0;
       bool erased = map.erase(key, &value);
       auto it = reference.find(key);
@@ -26,6 +27,13 @@ TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
       if (erased) {
         EXPECT_EQ(value, it->second);
         reference.erase(it);
+      }
+    } else if (op == 2) {  // find_or_insert leaves a value that is there, else inserts
+      uint64_t* existing = map.find_or_insert(key, uint64_t(i));
+      auto [it, added] = reference.try_emplace(key, uint64_t(i));
+      ASSERT_EQ(existing == nullptr, added) << "key " << key;
+      if (existing) {
+        EXPECT_EQ(*existing, it->second);
       }
     } else {
       bool added = map.insert_or_assign(key, uint64_t(i));

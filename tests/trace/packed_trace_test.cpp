@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -502,6 +503,43 @@ TEST(PackedTrace, TraceNotAsTheWriterWritesItIsNotPacked) {
     EXPECT_EQ(std::string(error.what()),
               "the records at byte offset 37 are not as the writer writes them: the trace is not packed");
   }
+}
+
+// The packer compares what it coded with the plain bytes in batches of 64 KiB: a record not as written, of the
+// right length, past the first batch and in the middle of its own, is still named by its own offset.
+TEST(PackedTrace, ARecordNotAsWrittenDeepInTheTraceIsNamedByItsOffset) {
+  TraceBuilder b;
+  b.process(7, 1, 0, 64, -1, "host", "/bin/x", {"x"});
+  b.stack_node(0, 0x401000);
+  for (uint64_t i = 0; i < 30'000; ++i) {
+    b.alloc(Api::cudaMalloc, 0, 0x7f0000000000 + 4096 * (i % 8), 4096, 1, 7000);
+    b.free(Api::cudaFree, 0x7f0000000000 + 4096 * (i % 8), 7000);
+  }
+  size_t unit = b.size();
+  b.alloc(Api::cudaMalloc, 2, 0x7f0000100000, 4096, 1, 100);  // a Time and a Device record of 2 bytes each
+  for (uint64_t i = 0; i < 1000; ++i) b.free(Api::cudaFree, 0x7f0000100000, 7000).alloc(Api::cudaMalloc, 2, 0x7f0000100000, 4096, 1, 7000);
+  ASSERT_GT(unit, size_t{3} << 16);
+  // The writer puts the Time before the Device record; the reader takes them either way round.
+  std::vector<uint8_t> bytes = b.bytes();
+  ASSERT_EQ(bytes[unit], static_cast<uint8_t>(format::Token::Time));
+  ASSERT_EQ(bytes[unit + 2], static_cast<uint8_t>(format::Token::Device));
+  std::rotate(bytes.begin() + static_cast<ptrdiff_t>(unit), bytes.begin() + static_cast<ptrdiff_t>(unit + 2),
+              bytes.begin() + static_cast<ptrdiff_t>(unit + 4));
+  trace::Reader reader(bytes);
+  uint64_t records = 0;
+  while (reader.next()) ++records;
+  ASSERT_EQ(reader.status(), Status::Truncated) << reader.error();  // no End: read to the last byte
+  ASSERT_EQ(reader.stop_offset(), bytes.size());
+  EXPECT_EQ(records, 2 + 2 * 30'000 + 1 + 2 * 1000);
+  packed::PackStats stats;
+  try {
+    packed::pack(bytes, 3, stats);
+    FAIL() << "packed";
+  } catch (const packed::PackedError& error) {
+    EXPECT_EQ(std::string(error.what()), "the records at byte offset " + std::to_string(unit) +
+                                             " are not as the writer writes them: the trace is not packed");
+  }
+  EXPECT_NO_THROW(packed::pack(b.bytes(), 3, stats));  // as the writer wrote it
 }
 
 TEST(PackedTrace, PackingLeavesATraceItsProcessStillWritesAlone) {

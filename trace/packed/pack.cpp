@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -42,22 +43,27 @@ class Packer {
     format::put_header(header);
     if (std::memcmp(header, plain_.data(), sizeof header) != 0) throw PackedError(not_as_written(plain_.data()));
     size_t done = format::kHeaderSize;
+    checked_from_ = done;
     while (const trace::Record* record = reader.next()) {
-      checked_.clear();
+      units_.push_back(done);
       bool event = std::holds_alternative<trace::Alloc>(*record) || std::holds_alternative<trace::Free>(*record);
       event_time_ = state_records(done, reader.record_offset(), event);
       std::visit([&](const auto& r) { code(r, reader.record_offset(), reader.stop_offset()); }, *record);
-      compare(done, reader.stop_offset());
       done = reader.stop_offset();
+      check(done);
       if (done >= report_at_ && progress_) {
         progress_("packing", done, plain_.size());
         report_at_ = done + kReportEvery;
       }
     }
-    if (reader.status() == trace::Status::Corrupt) throw PackedError(reader.error());
-    checked_.clear();
+    if (reader.status() == trace::Status::Corrupt) {
+      compare();  // a record before the damage not as written says so first, as it would have been found first
+      throw PackedError(reader.error());
+    }
+    units_.push_back(done);
     state_records(done, reader.stop_offset(), false);  // Time records after the last event, in a truncated trace
-    compare(done, reader.stop_offset());
+    check(reader.stop_offset());
+    compare();
 
     std::array<std::vector<uint8_t>, kStreams> frames;
     for (size_t i = 0; i < kStreams; ++i) stats.raw_bytes[i] = streams_[i].raw_bytes();
@@ -92,7 +98,10 @@ class Packer {
       uint8_t token = static_cast<uint8_t>(c.u());
       uint64_t value = c.u();
       bool known = token == static_cast<uint8_t>(Token::Time) || token == static_cast<uint8_t>(Token::Device);
-      if (c.failure() != trace::FieldCursor::Failure::None || !known) throw PackedError(not_as_written(at));
+      if (c.failure() != trace::FieldCursor::Failure::None || !known) {
+        compare();
+        throw PackedError(not_as_written(at));
+      }
       states_.push_back({token, value});
     }
     auto is = [&](size_t i, Token token) { return states_[i].token == static_cast<uint8_t>(token); };
@@ -124,12 +133,12 @@ class Packer {
     const format::ApiInfo& info = format::api_info(a.api);
     stream(Stream::Tokens).byte(static_cast<uint8_t>(Token::AllocBase) | static_cast<uint8_t>(a.api));
     code_event_time();
-    uint64_t stack_code = model_.stacks.code_of(a.stack);
+    uint64_t stack_code = model_.stacks.code_or_add(a.stack);
     stream(Stream::StackLow).split(stack_code, stream(Stream::StackHigh));
     if (stack_code == 0) stream(Stream::StackNew).varint(a.stack);
     uint64_t size_code = 0;
     if (model_.last_size(a.stack) != a.size) {
-      uint64_t in_table = model_.sizes.code_of(a.size);
+      uint64_t in_table = model_.sizes.code_or_add(a.size);
       size_code = in_table ? in_table + 1 : 1;
       if (!in_table) stream(Stream::SizeNew).varint(a.size);
     }
@@ -147,12 +156,11 @@ class Packer {
   void code(const trace::Free& f, size_t, size_t) {
     stream(Stream::Tokens).byte(static_cast<uint8_t>(Token::FreeBase) | static_cast<uint8_t>(f.api));
     code_event_time();
-    size_t live = model_.live_place(f.address);
+    size_t live = model_.on_free(f.address);
     stream(Stream::FreeLow).split(live == PackModel::kNone ? 0 : live + 1, stream(Stream::FreeHigh));
     if (live == PackModel::kNone)
       stream(Stream::FreeAddressNew).varint(format::zigzag(static_cast<int64_t>(f.address - model_.last_address())));
     if (format::api_info(f.api).takes_stream) stream(Stream::Extras).varint(f.stream);
-    model_.on_free(f.address);
     encoder_.put(check_, f);
   }
 
@@ -172,11 +180,30 @@ class Packer {
                     plain_.begin() + static_cast<ptrdiff_t>(end));
   }
 
-  // What was coded since `from` must unpack to the bytes there: the writer's encoder, given the same records,
-  // writes them again.
-  void compare(size_t from, size_t to) {
-    if (checked_.size() != to - from || std::memcmp(checked_.data(), plain_.data() + from, checked_.size()) != 0)
-      throw PackedError(not_as_written(plain_.data() + from));
+  // What was coded must unpack to the bytes of the plain trace: the writer's encoder, given the same records,
+  // writes them again into checked_. The length is checked after every record (with what came before it:
+  // a unit), the bytes once kCheckEvery have gathered; one memcmp of 64 KiB where one per record cost 3 % of
+  // packing (docs/benchmarks.md).
+  void check(size_t to) {
+    if (checked_from_ + checked_.size() != to) {
+      throw_at_difference(units_.back() - checked_from_);  // the units before this one, whose lengths were right
+      throw PackedError(not_as_written(plain_.data() + units_.back()));
+    }
+    if (checked_.size() >= kCheckEvery) compare();
+  }
+  void compare() {
+    throw_at_difference(checked_.size());
+    checked_from_ += checked_.size();
+    checked_.clear();
+    units_.clear();
+  }
+  // A difference in the first `count` bytes of checked_ is reported at the start of the unit that holds it.
+  void throw_at_difference(size_t count) const {
+    if (std::memcmp(checked_.data(), plain_.data() + checked_from_, count) == 0) return;
+    auto mine = checked_.begin();
+    auto differs = std::mismatch(mine, mine + static_cast<ptrdiff_t>(count), plain_.begin() + static_cast<ptrdiff_t>(checked_from_));
+    size_t at = checked_from_ + static_cast<size_t>(differs.first - mine);
+    throw PackedError(not_as_written(plain_.data() + *(std::upper_bound(units_.begin(), units_.end(), at) - 1)));
   }
   std::string not_as_written(const uint8_t* at) const {
     return "the records at byte offset " + std::to_string(at - plain_.data()) +
@@ -184,6 +211,7 @@ class Packer {
   }
 
   static constexpr size_t kReportEvery = size_t{1} << 22;  // bytes of the plain trace between progress reports
+  static constexpr size_t kCheckEvery = size_t{1} << 16;   // bytes coded between comparisons with the plain trace
 
   std::span<const uint8_t> plain_;
   int level_;
@@ -192,7 +220,9 @@ class Packer {
   std::array<ZstdWriter, kStreams> streams_;
   PackModel model_;
   writer::RecordEncoder encoder_;
-  std::vector<uint8_t> checked_;  // the coded records as the unpacker will write them
+  std::vector<uint8_t> checked_;  // the coded records as the unpacker will write them, not yet compared
+  size_t checked_from_ = 0;       // where checked_'s bytes are in the plain trace
+  std::vector<size_t> units_;     // where each record in checked_ begins, with the Time and Device before it
   writer::VectorOutput check_;
   struct State {
     uint8_t token;

@@ -127,12 +127,14 @@ class Unpacker {
                                 : stream(Stream::StackNew).varint();
     // The reader's rule, checked here already: the encoder keeps a size per stack id up to the largest.
     if (stack > stack_nodes_) throw PackedError("stacks: alloc refers to undefined stack " + std::to_string(stack));
+    if (stack_code == 0) model_.stacks.add(stack);
     a.stack = static_cast<uint32_t>(stack);
     uint64_t size_code = stream(Stream::SizeLow).split(stream(Stream::SizeHigh));
     std::optional<uint64_t> size = size_code == 0   ? model_.last_size(a.stack)
                                    : size_code == 1 ? stream(Stream::SizeNew).varint()
                                                     : model_.sizes.value_of(size_code - 1);
     if (!size) throw PackedError("sizes: impossible size code " + std::to_string(size_code));
+    if (size_code == 1) model_.sizes.add(*size);
     a.size = *size;
     uint64_t address_code = stream(Stream::AllocAddress).varint();
     size_t freed = PackModel::kNone;
