@@ -34,30 +34,28 @@ class AddressMap {
 
   // Inserts the key, or overwrites its value. Returns false when the key was already there.
   bool insert_or_assign(uint64_t key, const Value& value) {
-    if (Value* existing = find_or_insert(key, value)) {
-      *existing = value;
-      return false;
-    }
-    return true;
+    auto [slot, added] = try_emplace(key, value);
+    if (!added) *slot = value;
+    return added;
   }
 
-  // The key's value when the key is there (left unchanged); else inserts the key with `value` and returns
-  // nullptr. One probe run where find and then insert_or_assign take two. The pointer lasts until the next
-  // insertion.
-  [[gnu::always_inline]] Value* find_or_insert(uint64_t key, const Value& value) {
+  // The key's value and false when the key is there (the value left unchanged); else the key inserted with
+  // `value`, and true. One probe run where find and then insert_or_assign take two. The pointer lasts until
+  // the next insertion.
+  [[gnu::always_inline]] std::pair<Value*, bool> try_emplace(uint64_t key, const Value& value) {
     if (key == kEmpty) {
-      if (empty_key_value_) return &*empty_key_value_;
-      empty_key_value_ = value;
-      return nullptr;
+      bool added = !empty_key_value_;
+      if (added) empty_key_value_ = value;
+      return {&*empty_key_value_, added};
     }
     if ((size_ + 1) * 4 > (mask_ + 1) * 3) grow();
     for (size_t i = home(key);; i = next(i)) {
       Slot& slot = slots_[i];
-      if (slot.key == key) return &slot.value;
+      if (slot.key == key) return {&slot.value, false};
       if (slot.key == kEmpty) {
         slot = Slot{key, value};
         ++size_;
-        return nullptr;
+        return {&slot.value, true};
       }
     }
   }

@@ -246,10 +246,12 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
   uint64_t key = instance_key(space, alloc.address);
   StackId stack = stacks_.intern(reader, alloc.stack);
   ++allocations_taken_;
-  Live old;
-  if (live_map(space).erase(alloc.address, &old)) {  // its free is missing from the trace
+  // The allocation's entry, made now (one probe for the lookup and the insertion) and filled in below: nothing
+  // in between inserts into this map.
+  auto [entry, added] = live_map(space).try_emplace(alloc.address, Live{});
+  if (!added) {  // its free is missing from the trace
     ++inconsistencies_.reallocated_live;
-    remove(old);
+    remove(*entry);
     if (options_.listener) options_.listener->freed(key, alloc.time_ns);
   }
   if (selecting_) left_out_[static_cast<size_t>(space)].erase(alloc.address);
@@ -259,13 +261,16 @@ void Replay::on_alloc(const trace::Alloc& alloc, const trace::Reader& reader) {
     // A segment: its bytes in heap memory never count here, the heap's blocks do.
     if (std::optional<uint64_t> covered = segments_ahead_->allocated(key, record_, allocations_taken_)) {
       size -= std::min(size, *covered);
-      if (size == 0) return;
+      if (size == 0) {
+        live_map(space).erase(alloc.address);
+        return;
+      }
     }
   } else if (space == Space::Pointer && heaps_.has_live_memory()) {
     if (uint64_t covered = heaps_.covered(alloc.address, alloc.size)) segment_marks_.mark(key, record_, covered);
   }
   Live live{size, site_of(stack, alloc.device, kind), kind};
-  live_map(space).insert_or_assign(alloc.address, live);
+  *entry = live;
   Site& site = sites_[live.site];
   site.allocations += 1;
   site.allocated_bytes += size;

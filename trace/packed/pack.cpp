@@ -91,6 +91,7 @@ class Packer {
   // or Free (or before the Device record of an Alloc) is coded with the event, which says where time moves
   // better than a token of its own: its step is returned, to be coded by the event.
   std::optional<uint64_t> state_records(size_t from, size_t to, bool before_event) {
+    if (from == to) return std::nullopt;  // most records: events in the same granule of time follow each other
     states_.clear();
     trace::FieldCursor c(plain_.data() + from, plain_.data() + to);
     while (c.position() < plain_.data() + to) {

@@ -31,7 +31,8 @@ class SymbolTable {
       const uint64_t* index = index_.find(value);
       return index ? *index + 1 : 0;
     }
-    if (const uint64_t* index = index_.find_or_insert(value, values_.size())) return *index + 1;
+    auto [index, added] = index_.try_emplace(value, values_.size());
+    if (!added) return *index + 1;
     values_.push_back(value);
     return 0;
   }
@@ -97,7 +98,7 @@ class PackModel {
     } else {
       fresh_address_ = address + class_of(size) * kClassBytes;
     }
-    if (slot_.find_or_insert(address, live_.size())) {
+    if (!slot_.try_emplace(address, live_.size()).second) {
       // An address allocated again without a free: the new allocation replaces it.
       remove_live(address);
       slot_.insert_or_assign(address, live_.size());
