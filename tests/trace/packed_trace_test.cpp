@@ -517,7 +517,8 @@ TEST(PackedTrace, ARecordNotAsWrittenDeepInTheTraceIsNamedByItsOffset) {
   }
   size_t unit = b.size();
   b.alloc(Api::cudaMalloc, 2, 0x7f0000100000, 4096, 1, 100);  // a Time and a Device record of 2 bytes each
-  for (uint64_t i = 0; i < 1000; ++i) b.free(Api::cudaFree, 0x7f0000100000, 7000).alloc(Api::cudaMalloc, 2, 0x7f0000100000, 4096, 1, 7000);
+  for (uint64_t i = 0; i < 1000; ++i)
+    b.free(Api::cudaFree, 0x7f0000100000, 7000).alloc(Api::cudaMalloc, 2, 0x7f0000100000, 4096, 1, 7000);
   ASSERT_GT(unit, size_t{3} << 16);
   // The writer puts the Time before the Device record; the reader takes them either way round.
   std::vector<uint8_t> bytes = b.bytes();

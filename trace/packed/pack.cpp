@@ -202,7 +202,8 @@ class Packer {
   void throw_at_difference(size_t count) const {
     if (std::memcmp(checked_.data(), plain_.data() + checked_from_, count) == 0) return;
     auto mine = checked_.begin();
-    auto differs = std::mismatch(mine, mine + static_cast<ptrdiff_t>(count), plain_.begin() + static_cast<ptrdiff_t>(checked_from_));
+    auto theirs = plain_.begin() + static_cast<ptrdiff_t>(checked_from_);
+    auto differs = std::mismatch(mine, mine + static_cast<ptrdiff_t>(count), theirs);
     size_t at = checked_from_ + static_cast<size_t>(differs.first - mine);
     throw PackedError(not_as_written(plain_.data() + *(std::upper_bound(units_.begin(), units_.end(), at) - 1)));
   }
