@@ -58,10 +58,7 @@ class PackModel {
 
   // The stack's last allocated size, if it allocated before.
   std::optional<uint64_t> last_size(uint32_t stack) const {
-    if (stack < last_size_.size()) {
-      const LastSize& last = last_size_[stack];
-      return last.known ? std::optional<uint64_t>(last.size) : std::nullopt;
-    }
+    if (stack < last_size_.size()) return last_size_[stack];
     const uint64_t* size = last_size_above_.find(stack);
     return size ? std::optional<uint64_t>(*size) : std::nullopt;
   }
@@ -128,10 +125,6 @@ class PackModel {
     uint64_t address;
     uint64_t size;
   };
-  struct LastSize {
-    uint64_t size = 0;
-    bool known = false;
-  };
   // A class's freed blocks, the newest at the end: the last `visible` (at most kFreedPerClass) are the ones
   // the model knows; those before them are dropped ones not yet moved out.
   struct FreedBlocks {
@@ -150,7 +143,7 @@ class PackModel {
       return;
     }
     if (stack >= last_size_.size()) last_size_.resize(stack + 1);
-    last_size_[stack] = {size, true};
+    last_size_[stack] = size;
   }
   // The last entry takes the removed one's slot.
   void remove_live(uint64_t address) {
@@ -171,7 +164,7 @@ class PackModel {
       const size_t* index = freed_index_above_.find(size_class);
       return index ? *index : kNone;
     }
-    return size_class < freed_index_.size() && freed_index_[size_class] != 0 ? freed_index_[size_class] - 1 : kNone;
+    return size_class < freed_index_.size() ? freed_index_[size_class] : kNone;
   }
   const FreedBlocks* freed_in(uint64_t size_class) const {
     size_t index = freed_index(size_class);
@@ -180,8 +173,8 @@ class PackModel {
   FreedBlocks& freed_blocks(uint64_t size_class) {
     if (size_t index = freed_index(size_class); index != kNone) return freed_[index];
     if (size_class < kDenseLimit) {
-      if (size_class >= freed_index_.size()) freed_index_.resize(size_class + 1, 0);
-      freed_index_[size_class] = freed_.size() + 1;
+      if (size_class >= freed_index_.size()) freed_index_.resize(size_class + 1, kNone);
+      freed_index_[size_class] = freed_.size();
     } else {
       freed_index_above_.insert_or_assign(size_class, freed_.size());
     }
@@ -189,12 +182,12 @@ class PackModel {
   }
 
   std::vector<Live> live_;
-  AddressMap<size_t> slot_;                // live address -> its slot in live_
-  std::vector<size_t> freed_index_;        // size class below kDenseLimit -> 1 + its blocks' index (0: none)
-  AddressMap<size_t> freed_index_above_;   // larger size classes -> their blocks' index in freed_
+  AddressMap<size_t> slot_;                         // live address -> its slot in live_
+  std::vector<size_t> freed_index_;                 // size class below kDenseLimit -> its blocks' index, or kNone
+  AddressMap<size_t> freed_index_above_;            // larger size classes -> their blocks' index in freed_
   std::vector<FreedBlocks> freed_;
-  std::vector<LastSize> last_size_;        // stack id below kDenseLimit -> its last size
-  AddressMap<uint64_t> last_size_above_;   // larger stack ids -> their last size
+  std::vector<std::optional<uint64_t>> last_size_;  // stack id below kDenseLimit -> its last size
+  AddressMap<uint64_t> last_size_above_;            // larger stack ids -> their last size
   uint64_t fresh_address_ = 0;
   uint64_t last_address_ = 0;
 };

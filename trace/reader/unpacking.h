@@ -1,6 +1,6 @@
 // A packed trace unpacked on a thread of its own into a memory file (or a scratch file on disk), which a
-// reading maps and reads while it grows (opened_trace.h): the first reading of a report replays on one processor while the other unpacks,
-// instead of waiting for the whole trace first.
+// reading maps and reads while it grows (opened_trace.h): the first reading of a report replays on one
+// processor while the other unpacks, instead of waiting for the whole trace first.
 #pragma once
 
 #include <atomic>
