@@ -21,9 +21,41 @@ namespace {
 
 char* g_debuginfo_path = nullptr;  // the default search path (beside the file, /usr/lib/debug)
 
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Whether a file named by the debug link (or, without one, "<name>.debug") is where libdwfl's default path
+// looks: beside the module, in .debug beside it, or under /usr/lib/debug at the module's directory.
+bool debug_link_target_exists(const char* file_name, const char* debug_link) {
+  if (!file_name || file_name[0] != '/') return false;
+  std::string_view path(file_name);
+  std::string directory(path.substr(0, path.rfind('/')));
+  std::string name = debug_link ? debug_link : std::string(path.substr(path.rfind('/') + 1)) + ".debug";
+  if (name.find('/') != std::string::npos) return is_file(name);
+  return is_file(directory + "/" + name) || is_file(directory + "/.debug/" + name) ||
+         is_file("/usr/lib/debug" + directory + "/" + name);
+}
+
+// dwfl_standard_find_debuginfo without its last resort, a debuginfod server: before it asks, libdwfl loads
+// libdebuginfod, which loads libcurl with some 80 libraries and initializes them (about 30 ms of every report
+// that symbolizes a module without debug information), and symbolization is offline. So the standard search
+// runs only when the build id found nothing and a file the debug link names exists: it finds that file, and
+// asks a server only when the file does not match the module.
+int find_debuginfo_offline(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,
+                           const char* file_name, const char* debug_link, GElf_Word debug_link_crc,
+                           char** debuginfo_file_name) {
+  int fd = dwfl_build_id_find_debuginfo(module, user_data, module_name, base, file_name, debug_link,
+                                        debug_link_crc, debuginfo_file_name);
+  if (fd >= 0 || !debug_link_target_exists(file_name, debug_link)) return fd;
+  return dwfl_standard_find_debuginfo(module, user_data, module_name, base, file_name, debug_link, debug_link_crc,
+                                      debuginfo_file_name);
+}
+
 const Dwfl_Callbacks kOfflineCallbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo_offline,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &g_debuginfo_path,
 };
