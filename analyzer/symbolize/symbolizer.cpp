@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "analyzer/symbolize/demangle.h"
+#include "analyzer/symbolize/symbol_index.h"
 
 namespace gpumemtrace::symbolize {
 
@@ -98,6 +100,19 @@ struct Symbolizer::ModuleDebug {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;  // nullptr: not usable (missing, changed, not ELF)
   Dwarf_Addr bias = 0;
+  // Made at the module's second symbol lookup: a module asked once costs one scan of its table either way.
+  std::unique_ptr<SymbolIndex> symbols;
+  unsigned symbol_lookups = 0;
+
+  // The ELF symbol's name at the address, as dwfl_module_addrinfo gives it; nullptr for none.
+  const char* symbol_name(Dwarf_Addr address) {
+    if (++symbol_lookups == 2) symbols = std::make_unique<SymbolIndex>(module);
+    if (symbols)
+      if (std::optional<const char*> name = symbols->name(address)) return *name;
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    return dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr);
+  }
 
   ~ModuleDebug() {
     if (dwfl) dwfl_end(dwfl);
@@ -218,11 +233,7 @@ std::vector<Frame> Symbolizer::lookup(replay::FrameRef ref) {
   if (!debug.module) return {bare};
 
   Dwarf_Addr address = ref.offset + debug.bias;
-  GElf_Off symbol_offset = 0;
-  GElf_Sym symbol;
-  if (const char* name = dwfl_module_addrinfo(debug.module, address, &symbol_offset, &symbol, nullptr, nullptr,
-                                              nullptr))
-    bare.function = demangle(name);
+  if (const char* name = debug.symbol_name(address)) bare.function = demangle(name);
 
   Dwarf_Addr cu_bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(debug.module, address, &cu_bias);
