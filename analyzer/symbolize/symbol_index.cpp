@@ -36,7 +36,7 @@ SymbolIndex::SymbolIndex(Dwfl_Module* module) : module_(module) {
   size_t sections = 0;
   // Without section headers libdwfl reads the dynamic symbols through the program headers and searches them
   // in one part, not as globals then locals.
-  if (count <= 1 || !elf || elf_getshdrnum(elf, &sections) != 0 || sections == 0) return;
+  if (count <= 1 || count >= (1 << 29) || !elf || elf_getshdrnum(elf, &sections) != 0 || sections == 0) return;
   sized_.reserve(static_cast<size_t>(count));
   bool in_globals = false;
   for (int i = 1; i < count; ++i) {
@@ -55,21 +55,22 @@ SymbolIndex::SymbolIndex(Dwfl_Module* module) : module_(module) {
       if (!local) global_labels_.push_back(address);
       continue;
     }
-    GElf_Addr end = address + symbol.st_size < address ? ~GElf_Addr{0} : address + symbol.st_size;
-    sized_.push_back({address, end, static_cast<uint32_t>(i), binding_rank(symbol.st_info), !local});
+    if (symbol.st_size > UINT32_MAX) return;
+    sized_.push_back({address, static_cast<uint32_t>(symbol.st_size), static_cast<uint32_t>(i),
+                      binding_rank(symbol.st_info), !local});
   }
   std::sort(sized_.begin(), sized_.end(), [](const Sized& a, const Sized& b) { return a.start < b.start; });
   std::sort(global_labels_.begin(), global_labels_.end());
   reach_.resize(sized_.size());
   GElf_Addr reach = 0;
-  for (size_t i = 0; i < sized_.size(); ++i) reach_[i] = reach = std::max(reach, sized_[i].end);
+  for (size_t i = 0; i < sized_.size(); ++i) reach_[i] = reach = std::max(reach, sized_[i].end());
   usable_ = true;
 }
 
 const SymbolIndex::Sized* SymbolIndex::choose(const std::vector<const Sized*>& containing, bool global) {
   const Sized* chosen = nullptr;
   for (const Sized* symbol : containing) {
-    if (symbol->global != global) continue;
+    if (static_cast<bool>(symbol->global) != global) continue;
     if (!chosen || chosen->start < symbol->start || chosen->binding < symbol->binding) chosen = symbol;
   }
   return chosen;
@@ -83,7 +84,7 @@ std::optional<const char*> SymbolIndex::name(GElf_Addr address) const {
   size_t steps = 0;
   for (size_t i = static_cast<size_t>(after - sized_.begin()); i-- > 0 && reach_[i] > address;) {
     if (++steps > kMostSteps) return std::nullopt;
-    if (sized_[i].end > address) containing.push_back(&sized_[i]);
+    if (sized_[i].end() > address) containing.push_back(&sized_[i]);
   }
   std::sort(containing.begin(), containing.end(),
             [](const Sized* a, const Sized* b) { return a->position < b->position; });

@@ -22,8 +22,8 @@ namespace gpumemtrace::symbolize {
 
 class SymbolIndex {
  public:
-  // Reads the module's symbol table; one that breaks the ELF rules' order, or none, makes an index that
-  // never answers.
+  // Reads the module's symbol table; one that breaks the ELF rules' order (or has a symbol of 4 GiB or more,
+  // or more than 2^29 symbols), or none, makes an index that never answers.
   explicit SymbolIndex(Dwfl_Module* module);
 
   // The name dwfl_module_addrinfo gives `address` (the module's address, bias included), or nullopt where the
@@ -34,12 +34,14 @@ class SymbolIndex {
   size_t size() const { return sized_.size(); }
 
  private:
+  // 16 bytes: libtorch_cpu.so has 620 k of them.
   struct Sized {
     GElf_Addr start;
-    GElf_Addr end;      // one past the last byte
-    uint32_t position;  // in the table: libdwfl's order
-    uint8_t binding;    // libdwfl's rank: global 3, unique 2, weak 1, else 0
-    bool global;        // in the table's global part, searched first
+    uint32_t size;
+    uint32_t position : 29;  // in the table: libdwfl's order
+    uint32_t binding : 2;    // libdwfl's rank: global 3, unique 2, weak 1, else 0
+    uint32_t global : 1;     // in the table's global part, searched first
+    GElf_Addr end() const { return start + size < start ? ~GElf_Addr{0} : start + size; }
   };
   // libdwfl's choice among `containing` (in table order) in one part of the table; nullptr for none.
   static const Sized* choose(const std::vector<const Sized*>& containing, bool global);

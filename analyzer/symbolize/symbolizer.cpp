@@ -41,7 +41,7 @@ bool debug_link_target_exists(const char* file_name, const char* debug_link) {
 }
 
 // dwfl_standard_find_debuginfo without its last resort, a debuginfod server: before it asks, libdwfl loads
-// libdebuginfod, which loads libcurl with some 80 libraries and initializes them (about 30 ms of every report
+// libdebuginfod, which loads libcurl with some 80 libraries and initializes them (about 25 ms of every report
 // that symbolizes a module without debug information), and symbolization is offline. So the standard search
 // runs only when the build id found nothing and a file the debug link names exists: it finds that file, and
 // asks a server only when the file does not match the module.

@@ -3,7 +3,8 @@
 // information (in the file, beside it through .gnu_debuglink, or under /usr/lib/debug by build id),
 // else the ELF symbol, else module + offset. A module whose file is gone or no longer has the recorded
 // build id is not trusted: one warning, and its frames are module + offset. Never touches the network:
-// debuginfod is turned off for the process.
+// debuginfod is turned off for the process, and libdwfl's client for it is never loaded. ELF symbols are
+// found by binary search (symbol_index.h) where libdwfl would scan the module's whole table per address.
 //
 // Python frames take their function (the qualified name), file and line from the stack table's Python
 // code table, named native frames (of a PyTorch snapshot) their function and file from its function table:

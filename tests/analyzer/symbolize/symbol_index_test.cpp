@@ -88,9 +88,10 @@ TEST(SymbolIndex, NamesWhatLibdwflNamesInTheMachinesLibraries) {
     EXPECT_GT(agreement.asked, 0u) << path;
     // Where the index says nothing libdwfl is asked, as before: only where a label decides (rare in a real
     // library; the test's own library has one on purpose) may it.
-    if (agreement.asked >= 100)
+    if (agreement.asked >= 100) {
       EXPECT_GE(agreement.answered * 10, agreement.asked * 9) << path << ": " << agreement.answered << " of "
                                                               << agreement.asked;
+    }
   }
   EXPECT_GE(libraries, 5u);
 }
