@@ -37,7 +37,10 @@ SymbolIndex::SymbolIndex(Dwfl_Module* module) : module_(module) {
   // Without section headers libdwfl reads the dynamic symbols through the program headers and searches them
   // in one part, not as globals then locals.
   if (count <= 1 || count >= (1 << 29) || !elf || elf_getshdrnum(elf, &sections) != 0 || sections == 0) return;
-  sized_.reserve(static_cast<size_t>(count));
+  // Kept only once the whole table is read: a table the index does not answer for holds no memory.
+  std::vector<Sized> sized;
+  std::vector<GElf_Addr> global_labels;
+  sized.reserve(static_cast<size_t>(count));
   bool in_globals = false;
   for (int i = 1; i < count; ++i) {
     GElf_Sym symbol;
@@ -52,15 +55,17 @@ SymbolIndex::SymbolIndex(Dwfl_Module* module) : module_(module) {
     has_locals_ = has_locals_ || local;
     if (!is_candidate(name, symbol)) continue;
     if (symbol.st_size == 0) {
-      if (!local) global_labels_.push_back(address);
+      if (!local) global_labels.push_back(address);
       continue;
     }
     if (symbol.st_size > UINT32_MAX) return;
-    sized_.push_back({address, static_cast<uint32_t>(symbol.st_size), static_cast<uint32_t>(i),
+    sized.push_back({address, static_cast<uint32_t>(symbol.st_size), static_cast<uint32_t>(i),
                       binding_rank(symbol.st_info), !local});
   }
-  std::sort(sized_.begin(), sized_.end(), [](const Sized& a, const Sized& b) { return a.start < b.start; });
-  std::sort(global_labels_.begin(), global_labels_.end());
+  std::sort(sized.begin(), sized.end(), [](const Sized& a, const Sized& b) { return a.start < b.start; });
+  std::sort(global_labels.begin(), global_labels.end());
+  sized_ = std::move(sized);
+  global_labels_ = std::move(global_labels);
   reach_.resize(sized_.size());
   GElf_Addr reach = 0;
   for (size_t i = 0; i < sized_.size(); ++i) reach_[i] = reach = std::max(reach, sized_[i].end());
