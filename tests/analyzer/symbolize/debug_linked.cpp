@@ -1,7 +1,7 @@
 // The function the symbolizer's tests look up in a library whose debug information was split off into a
 // separate file (tests/analyzer/CMakeLists.txt makes both). Its line is what only that file can tell.
 extern "C" __attribute__((noinline, visibility("default"))) int gpumemtrace_debug_linked_function(int x) {
-  return x * 3 + 1;  // line 4
+  return x * 3 + 1;  // lines 3-5: what only the separate file can tell
 }
 
 // Symbols as hand-written assembly makes them, for the symbol index's test (symbol_index_test.cpp): a local
