@@ -39,7 +39,8 @@ PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "$build/bin/gpumemtrace" r
   "$venv/bin/python" -W ignore "$root/examples/pytorch/train.py" --accumulate >/dev/null
 
 reports=("summary" "leaks" "export --format folded --all-frames -o /dev/null")
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The median of a space-separated list of numbers.
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "| report | analyzer | wall, s | CPU, s | peak RSS, MiB |"
 echo "|---|---|---:|---:|---:|"
@@ -57,8 +58,7 @@ for report in "${reports[@]}"; do
   done
   for i in "${!analyzers[@]}"; do
     printf '| `%s` | %s | %.2f | %.2f | %.1f |\n' "$report" "${analyzers[$i]}" \
-      "$(tr ' ' '\n' <<<"${walls[$i]}" | grep . | median)" "$(tr ' ' '\n' <<<"${cpus[$i]}" | grep . | median)" \
-      "$(tr ' ' '\n' <<<"${rss[$i]}" | grep . | median | awk '{ print $1 / 1024 }')"
+      "$(median "${walls[$i]}")" "$(median "${cpus[$i]}")" "$(median "${rss[$i]}" | awk '{ print $1 / 1024 }')"
   done
   unset walls cpus rss
 done

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "analyzer/symbolize/demangle.h"
@@ -23,21 +24,19 @@ namespace {
 
 char* g_debuginfo_path = nullptr;  // the default search path (beside the file, /usr/lib/debug)
 
-bool is_file(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 // Whether a file named by the debug link (or, without one, "<name>.debug") is where libdwfl's default path
 // looks: beside the module, in .debug beside it, or under /usr/lib/debug at the module's directory.
 bool debug_link_target_exists(const char* file_name, const char* debug_link) {
   if (!file_name || file_name[0] != '/') return false;
-  std::string_view path(file_name);
-  std::string directory(path.substr(0, path.rfind('/')));
-  std::string name = debug_link ? debug_link : std::string(path.substr(path.rfind('/') + 1)) + ".debug";
-  if (name.find('/') != std::string::npos) return is_file(name);
-  return is_file(directory + "/" + name) || is_file(directory + "/.debug/" + name) ||
-         is_file("/usr/lib/debug" + directory + "/" + name);
+  namespace fs = std::filesystem;
+  fs::path module(file_name);
+  fs::path name = debug_link ? fs::path(debug_link) : fs::path(module.filename().string() + ".debug");
+  std::error_code error;
+  auto is_file = [&](const fs::path& path) { return fs::is_regular_file(path, error); };
+  if (name.has_parent_path()) return is_file(name);
+  fs::path directory = module.parent_path();
+  return is_file(directory / name) || is_file(directory / ".debug" / name) ||
+         is_file(fs::path("/usr/lib/debug") / directory.relative_path() / name);
 }
 
 // dwfl_standard_find_debuginfo without its last resort, a debuginfod server: before it asks, libdwfl loads
