@@ -8,6 +8,10 @@
 
 namespace gpumemtrace {
 
+inline constexpr uint64_t kKiB = uint64_t{1} << 10;
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
 // Binary units (K = KiB = 1024); a bare number is bytes. nullopt for anything else or on overflow.
 std::optional<uint64_t> parse_size(std::string_view text);
 

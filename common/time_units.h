@@ -8,6 +8,9 @@
 
 namespace gpumemtrace {
 
+// Durations in nanoseconds, the unit of every timestamp in a trace.
+inline constexpr uint64_t kUs = 1000;
+
 // Nanoseconds; nullopt for anything else, a negative number or on overflow.
 std::optional<uint64_t> parse_duration(std::string_view text);
 

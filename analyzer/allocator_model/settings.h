@@ -14,9 +14,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/size_units.h"
+
 namespace gpumemtrace::allocator_model {
 
-inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr uint64_t kMinBlockSize = 512;        // every request is rounded to at least this
 inline constexpr uint64_t kSmallSize = 1 * kMiB;      // the largest request of the small pool
 inline constexpr uint64_t kSmallBuffer = 2 * kMiB;    // the small pool's segments (and expandable pages)

@@ -88,17 +88,17 @@ class Replays {
     settings.device_memory = allocator_model::kUnlimited;
     uint64_t unlimited_peak = replay(settings).counters.peak_reserved;
     double fraction = settings.per_process_memory_fraction.value_or(1.0);
-    auto mib = [](double bytes) { return static_cast<uint64_t>(bytes / static_cast<double>(allocator_model::kMiB)) + 1; };
+    auto mib = [](double bytes) { return static_cast<uint64_t>(bytes / static_cast<double>(kMiB)) + 1; };
     uint64_t high = mib(static_cast<double>(unlimited_peak) / fraction + static_cast<double>(settings.other_memory));
     // The largest size below what the live tensors need at once: it cannot fit.
-    uint64_t needed = (as_is.counters.peak_allocated + allocator_model::kMiB - 1) / allocator_model::kMiB;
+    uint64_t needed = (as_is.counters.peak_allocated + kMiB - 1) / kMiB;
     uint64_t low = needed == 0 ? 0 : needed - 1;
-    if (!fits(settings, high * allocator_model::kMiB)) return 0;
+    if (!fits(settings, high * kMiB)) return 0;
     while (low + 1 < high) {
       uint64_t middle = low + (high - low) / 2;
-      (fits(settings, middle * allocator_model::kMiB) ? high : low) = middle;
+      (fits(settings, middle * kMiB) ? high : low) = middle;
     }
-    return high * allocator_model::kMiB;
+    return high * kMiB;
   }
 
   const DeviceRequests& requests_;

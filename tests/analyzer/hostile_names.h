@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/size_units.h"
 #include "common/utf8.h"
 #include "tests/support/trace_builder.h"
 
@@ -29,7 +30,6 @@ inline constexpr std::string_view kModule = "/nonexistent/+lib\x1b[2J\xff.so";
 inline constexpr std::string_view kSnapshot = "snap\x1b[2J.pickle";
 inline constexpr std::string_view kCommand = "train\x1b]0;title\x07";
 inline constexpr std::string_view kArgument = "--lr=\xff";
-inline constexpr uint64_t kMiB = 1 << 20;
 
 // The first byte a terminal must not get raw, with what is around it, or "" when there is none: C0 controls
 // but the newlines that end lines, DEL, C1 controls (U+0080 to U+009F) and bytes that are not UTF-8.

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "analyzer/analysis/analysis.h"
+#include "common/size_units.h"
 #include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 namespace {
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kLoss = 64 * 1024;
 
 nlohmann::json report_of(const std::string& name, const std::string& trace) {

@@ -17,7 +17,7 @@
 namespace gpumemtrace::test {
 namespace {
 
-const std::string kScript = std::string(GMT_PYTORCH_TESTS) + "/allocator_replay.py";
+const std::string kAllocatorReplayScript = std::string(GMT_PYTORCH_TESTS) + "/allocator_replay.py";
 
 struct Replayed {
   allocator_model::Settings settings;  // as the snapshot recorded them
@@ -31,7 +31,7 @@ Replayed replay_workload(const std::string& workload, const std::string& conf = 
   std::string dir = make_temp_dir();
   EnvChanges env;
   if (!conf.empty()) env.emplace("PYTORCH_CUDA_ALLOC_CONF", conf);
-  TorchRun run = run_torch(kScript, {workload, dir + "/history.pickle"}, "16GiB", env);
+  TorchRun run = run_torch(kAllocatorReplayScript, {workload, dir + "/history.pickle"}, "16GiB", env);
   EXPECT_EQ(run.result.exit_code, 0) << describe(run.result);
   EXPECT_EQ(run.checks["done"], true);
   std::vector<sources::NamedSnapshot> named(1);

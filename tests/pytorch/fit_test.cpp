@@ -10,12 +10,12 @@
 namespace gpumemtrace::test {
 namespace {
 
-const std::string kScript = std::string(GMT_PYTORCH_TESTS) + "/batch_fit.py";
+const std::string kBatchFitScript = std::string(GMT_PYTORCH_TESTS) + "/batch_fit.py";
 
 // The batch recorded as a parameter set by hand (GPUMEMTRACE_PARAMS, what run --param sets).
 TorchRun run_at(uint64_t batch) {
   std::string b = std::to_string(batch);
-  return run_torch(kScript, {b}, "1GiB", {{"GPUMEMTRACE_PARAMS", "batch=" + b}});
+  return run_torch(kBatchFitScript, {b}, "1GiB", {{"GPUMEMTRACE_PARAMS", "batch=" + b}});
 }
 
 TEST(Fit, PredictsTheLargestBatchThatFitsAndRealRunsAgree) {

@@ -11,10 +11,10 @@
 namespace gpumemtrace::test {
 namespace {
 
-const std::string kScript = std::string(GMT_PYTORCH_TESTS) + "/leak_steps.py";
+const std::string kLeakStepsScript = std::string(GMT_PYTORCH_TESTS) + "/leak_steps.py";
 
 TorchRun leak_steps(const std::vector<std::string>& args) {
-  return run_torch(kScript, args, "2GiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  return run_torch(kLeakStepsScript, args, "2GiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
 }
 
 TEST(TorchForecast, TheFullRunFailsInStep171) {
@@ -47,7 +47,7 @@ TEST(TorchForecast, ATenthOfTheStepsForecastsStep171AndNamesTheLine) {
   ASSERT_GE(device["stacks"].size(), 1u) << device.dump(2);
   const nlohmann::json& stack = device["stacks"][0];
   EXPECT_EQ(stack["bytes_per_step"].get<double>(), 12.0 * kMiB);
-  uint32_t line = line_containing(kScript, "the line that keeps memory");
+  uint32_t line = line_containing(kLeakStepsScript, "the line that keeps memory");
   bool named = false;
   for (const nlohmann::json& frame : stack["stack"])
     named |= frame["kind"] == "python" && frame["function"] == "train_step" && frame["line"] == line;

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
 
 namespace gpumemtrace::test {
 
-constexpr uint64_t kKiB = 1 << 10, kMiB = 1 << 20, kGiB = 1 << 30;
 
 // The venv's Python when it has torch 2.14.1; else empty, with why.
 inline const std::string& torch_python(std::string* why) {

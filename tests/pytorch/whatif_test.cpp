@@ -11,7 +11,7 @@
 namespace gpumemtrace::test {
 namespace {
 
-const std::string kScript = std::string(GMT_PYTORCH_TESTS) + "/allocator_replay.py";
+const std::string kWhatifScript = std::string(GMT_PYTORCH_TESTS) + "/allocator_replay.py";
 
 class Whatif : public testing::Test {
  protected:
@@ -19,10 +19,10 @@ class Whatif : public testing::Test {
 };
 
 TEST_F(Whatif, RecordedSettingsGiveThePeakAndExpandableSegmentsThePeakOfARealRun) {
-  TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB");
+  TorchRun recorded = run_torch(kWhatifScript, {"fragmenting_mix"}, "16GiB");
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   TorchRun expandable =
-      run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
+      run_torch(kWhatifScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
   ASSERT_EQ(expandable.checks["done"], true) << describe(expandable.result);
   nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace})["devices"][0];
   const nlohmann::json& replay = json["replay_of_recorded"];
@@ -40,7 +40,7 @@ TEST_F(Whatif, RecordedSettingsGiveThePeakAndExpandableSegmentsThePeakOfARealRun
 
 // A device too small for the run: the first request that fails, with its stack from the snapshot.
 TEST_F(Whatif, ASmallDeviceRunsOutOfMemoryAtARequestWithItsStack) {
-  TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"ALLOCATOR_REPLAY_STACKS", "1"}});
+  TorchRun recorded = run_torch(kWhatifScript, {"fragmenting_mix"}, "16GiB", {{"ALLOCATOR_REPLAY_STACKS", "1"}});
   nlohmann::json json = report({"whatif", "--json", "--memory", "100MiB", recorded.trace})["devices"][0];
   ASSERT_EQ(json["scenarios"].size(), 2u);
   const nlohmann::json& small = json["scenarios"][1];
@@ -67,7 +67,7 @@ nlohmann::json scenario(const nlohmann::json& whatif, const std::string& name) {
 // (recorded with the defaults), and garbage_collection_threshold and per_process_memory_fraction on the workload with
 // a memory fraction (recorded with threshold 0.5 and fraction 1/32).
 TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
-  TorchRun recorded = run_torch(kScript, {"fragmenting_mix"}, "16GiB");
+  TorchRun recorded = run_torch(kWhatifScript, {"fragmenting_mix"}, "16GiB");
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   nlohmann::json json = report({"whatif", "--json", "--set", "max_split_size_mb=24", "--set",
                                 "roundup_power2_divisions=4", recorded.trace})["devices"][0];
@@ -78,27 +78,27 @@ TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
   for (const Case& c : {Case{"max_split_size_mb=24", "max_split_size_mb:24"},
                         Case{"roundup_power2_divisions=4", "roundup_power2_divisions:4"}}) {
     SCOPED_TRACE(c.scenario);
-    TorchRun real = run_torch(kScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", c.conf}});
+    TorchRun real = run_torch(kWhatifScript, {"fragmenting_mix"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", c.conf}});
     ASSERT_EQ(real.checks["done"], true) << describe(real.result);
     EXPECT_NE(real.checks["max_reserved"], recorded.checks["max_reserved"]) << "the setting changes nothing here";
     EXPECT_EQ(scenario(json, c.scenario)["peak_reserved_bytes"], real.checks["max_reserved"]);
   }
 
   const std::string conf = "garbage_collection_threshold:0.5,max_split_size_mb:200,roundup_power2_divisions:[32:4,>:2]";
-  TorchRun gc = run_torch(kScript, {"memory_fraction_gc"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", conf}});
+  TorchRun gc = run_torch(kWhatifScript, {"memory_fraction_gc"}, "16GiB", {{"PYTORCH_CUDA_ALLOC_CONF", conf}});
   ASSERT_EQ(gc.checks["done"], true) << describe(gc.result);
   // The snapshot records neither the fraction nor the device: --fraction and --device give them.
   json = report({"whatif", "--json", "--device", "16GiB", "--fraction", "0.03125", "--set",
                  "garbage_collection_threshold=0.9", "--set", "per_process_memory_fraction=0.025", gc.trace})["devices"][0];
   ASSERT_EQ(json["replay_of_recorded"]["first_difference"], nullptr);
   EXPECT_EQ(scenario(json, "recorded settings")["peak_reserved_bytes"], gc.checks["max_reserved"]);
-  TorchRun threshold = run_torch(kScript, {"memory_fraction_gc"}, "16GiB",
+  TorchRun threshold = run_torch(kWhatifScript, {"memory_fraction_gc"}, "16GiB",
                                  {{"PYTORCH_CUDA_ALLOC_CONF", "garbage_collection_threshold:0.9,max_split_size_mb:200,"
                                                               "roundup_power2_divisions:[32:4,>:2]"}});
   ASSERT_EQ(threshold.checks["done"], true) << describe(threshold.result);
   EXPECT_NE(threshold.checks["max_reserved"], gc.checks["max_reserved"]) << "the setting changes nothing here";
   EXPECT_EQ(scenario(json, "garbage_collection_threshold=0.9")["peak_reserved_bytes"], threshold.checks["max_reserved"]);
-  TorchRun fraction = run_torch(kScript, {"memory_fraction_gc"}, "16GiB",
+  TorchRun fraction = run_torch(kWhatifScript, {"memory_fraction_gc"}, "16GiB",
                                 {{"PYTORCH_CUDA_ALLOC_CONF", conf}, {"ALLOCATOR_REPLAY_FRACTION", "0.025"}});
   ASSERT_EQ(fraction.checks["done"], true) << describe(fraction.result);
   EXPECT_NE(fraction.checks["max_reserved"], gc.checks["max_reserved"]) << "the setting changes nothing here";
@@ -111,7 +111,7 @@ TEST_F(Whatif, FourOtherSettingsPredictThePeakOfRealRunsToTheByte) {
 // with expandable segments it predicts that all fit, in 44 pages of 20 MiB, and a real run with them fits and
 // reserves that.
 TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit) {
-  TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  TorchRun recorded = run_torch(kWhatifScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
   nlohmann::json json = report({"whatif", "--json", "--set", "expandable_segments=True", recorded.trace})["devices"][0];
@@ -124,7 +124,7 @@ TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit)
   EXPECT_EQ(as_recorded["first_out_of_memory"]["phase"], "fill/batch #5");
 
   TorchRun expandable =
-      run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
+      run_torch(kWhatifScript, {"tail_waste"}, "960MiB", {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
   ASSERT_EQ(expandable.checks["done"], true) << describe(expandable.result);
   EXPECT_EQ(expandable.checks.count("out_of_memory_at"), 0u) << "the real run with expandable segments fits";
   nlohmann::json predicted = scenario(json, "expandable_segments=True");
@@ -174,7 +174,7 @@ TEST_F(Whatif, PredictsTheRequestThatRanOutOfMemoryAndThatExpandableSegmentsFit)
 // own requests) on the 960 MiB its out-of-memory record gives, and 44 pages of 20 MiB with expandable segments.
 // `oom` replays the failing device: its failures are device 1's, with the same figures as tail_waste alone.
 TEST_F(Whatif, EveryDeviceWithHistoryGetsItsTableAndOomReplaysTheFailingDevice) {
-  TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB",
+  TorchRun recorded = run_torch(kWhatifScript, {"two_devices"}, "960MiB",
                                 {{"GPUMEMTRACE_SIM_DEVICES", "2"}, {"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144);
@@ -227,7 +227,7 @@ TEST_F(Whatif, EveryDeviceWithHistoryGetsItsTableAndOomReplaysTheFailingDevice) 
 // the memory PyTorch held then (960 MiB) plus the free memory the entry gives (0), the others' memory taken as none.
 TEST_F(Whatif, ASnapshotReadAloneIsReplayedByWhatifAndOom) {
   std::string snapshot = make_temp_dir() + "/two_devices.pickle";
-  TorchRun recorded = run_torch(kScript, {"two_devices", snapshot}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
+  TorchRun recorded = run_torch(kWhatifScript, {"two_devices", snapshot}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
   ASSERT_EQ(recorded.checks["done"], true) << describe(recorded.result);
   nlohmann::json json = report({"whatif", "--json", "--device", "960MiB", snapshot});
   ASSERT_EQ(json["devices"].size(), 2u) << json.dump(1);
@@ -278,7 +278,7 @@ nlohmann::json whatif_rows(const TorchRun& recorded) {
 // grid), as Chromium shows it: the request that ran out of memory with its phase, and expandable segments fitting.
 TEST_F(Whatif, TheHtmlPageShowsTheTable) {
   if (std::string missing = browser_missing(); !missing.empty()) GTEST_SKIP() << missing;
-  TorchRun recorded = run_torch(kScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
+  TorchRun recorded = run_torch(kWhatifScript, {"tail_waste"}, "960MiB", {{"PYTHONPATH", GMT_PYTHON_MODULE_DIR}});
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
   nlohmann::json rows = whatif_rows(recorded);
   ASSERT_EQ(rows.size(), 6u) << rows.dump();  // the recorded settings and the grid but garbage collection
@@ -294,7 +294,7 @@ TEST_F(Whatif, TheHtmlPageShowsTheTable) {
 // rows (fragmenting_mix, 196 MiB, fits) then device 1's (tail_waste, out of memory at its request 144).
 TEST_F(Whatif, TheHtmlPageShowsATablePerDevice) {
   if (std::string missing = browser_missing(); !missing.empty()) GTEST_SKIP() << missing;
-  TorchRun recorded = run_torch(kScript, {"two_devices"}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
+  TorchRun recorded = run_torch(kWhatifScript, {"two_devices"}, "960MiB", {{"GPUMEMTRACE_SIM_DEVICES", "2"}});
   ASSERT_EQ(recorded.checks["out_of_memory_at"], 144) << describe(recorded.result);
   nlohmann::json rows = whatif_rows(recorded);
   ASSERT_EQ(rows.size(), 12u) << rows.dump();
@@ -310,7 +310,7 @@ TEST_F(Whatif, TheHtmlPageShowsATablePerDevice) {
 
 TEST(WhatifCommandLine, AnUnknownSettingIsRefusedWithExit2) {
   REQUIRE_TORCH();
-  TorchRun recorded = run_torch(kScript, {"small_tensors"}, "16GiB");
+  TorchRun recorded = run_torch(kWhatifScript, {"small_tensors"}, "16GiB");
   ProcessResult r = run_gpumemtrace({"whatif", "--set", "expandable_segmnts=True", recorded.trace});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpumemtrace whatif: bad setting: unrecognized CachingAllocator option: expandable_segmnts\n");

@@ -16,14 +16,14 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr int kAllocations = 6;
+constexpr int kBindingAllocations = 6;
 
 std::string plugin(const std::string& name) { return lib_dir() + "/libreliability_deepbind_" + name + ".so"; }
 
-// (i + 1) * step + extra for i < kAllocations: the sizes the test programs allocate.
+// (i + 1) * step + extra for i < kBindingAllocations: the sizes the test programs allocate.
 std::multiset<uint64_t> sizes(uint64_t step, uint64_t extra) {
   std::multiset<uint64_t> out;
-  for (uint64_t i = 0; i < kAllocations; ++i) out.insert((i + 1) * step + extra);
+  for (uint64_t i = 0; i < kBindingAllocations; ++i) out.insert((i + 1) * step + extra);
   return out;
 }
 
@@ -92,10 +92,10 @@ bool sanitizer_build() { return tracer_preload() != preload_library(); }
 // is bypassed, but that runtime reaches the driver through the tracer's wrappers.
 TEST(NeighbourBinding, DeepbindPluginOnARuntimeLoadedBefore) {
   SKIP_UNDER_SANITIZERS();
-  std::vector<std::string> args{plugin("runtime"), std::to_string(kAllocations), "runtime-first"};
+  std::vector<std::string> args{plugin("runtime"), std::to_string(kBindingAllocations), "runtime-first"};
   TracedRun run = run_traced("reliability_prog_deepbind", args);
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  EXPECT_EQ(printed_value(run.result.out, "done"), static_cast<uint64_t>(kAllocations));
+  EXPECT_EQ(printed_value(run.result.out, "done"), static_cast<uint64_t>(kBindingAllocations));
   EXPECT_EQ(run.result.err, "");
   expect_trace_holds(run, {{format::Api::cuMemAlloc, format::Api::cuMemFree, sizes(4096, 100)}});
 }
@@ -104,7 +104,7 @@ TEST(NeighbourBinding, DeepbindPluginOnARuntimeLoadedBefore) {
 // around the tracer. Nothing of it is traced; the line says so.
 TEST(NeighbourBinding, DeepbindPluginWithItsOwnRuntimeIsSaidOnce) {
   SKIP_UNDER_SANITIZERS();
-  std::vector<std::string> args{plugin("runtime"), std::to_string(kAllocations)};
+  std::vector<std::string> args{plugin("runtime"), std::to_string(kBindingAllocations)};
   TracedRun run = run_traced("reliability_prog_deepbind", args);
   expect_same_as_untraced(run, "reliability_prog_deepbind", args);
   expect_one_line(run.result.err, plugin("runtime") + " " + kDeepbindLine + "brought its own CUDA runtime");
@@ -115,7 +115,7 @@ TEST(NeighbourBinding, DeepbindPluginWithItsOwnRuntimeIsSaidOnce) {
 TEST(NeighbourBinding, DeepbindPluginCallingTheDriverIsSaidOnce) {
   SKIP_UNDER_SANITIZERS();
   for (std::string first : {"", "runtime-first"}) {
-    std::vector<std::string> args{plugin("driver"), std::to_string(kAllocations)};
+    std::vector<std::string> args{plugin("driver"), std::to_string(kBindingAllocations)};
     if (!first.empty()) args.push_back(first);
     TracedRun run = run_traced("reliability_prog_deepbind", args);
     expect_same_as_untraced(run, "reliability_prog_deepbind", args);
@@ -128,9 +128,9 @@ TEST(NeighbourBinding, DeepbindPluginCallingTheDriverIsSaidOnce) {
 // carries glibc's versions, so the runtime's lookup and the program's own both reach the wrappers.
 TEST(NeighbourBinding, OwnDlsymForwardingToTheNextIsExact) {
   SKIP_UNDER_SANITIZERS();
-  TracedRun run = run_traced("reliability_prog_own_dlsym", {"next", std::to_string(kAllocations)});
+  TracedRun run = run_traced("reliability_prog_own_dlsym", {"next", std::to_string(kBindingAllocations)});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  EXPECT_EQ(printed_value(run.result.out, "done"), static_cast<uint64_t>(kAllocations));
+  EXPECT_EQ(printed_value(run.result.out, "done"), static_cast<uint64_t>(kBindingAllocations));
   EXPECT_EQ(printed_value(run.result.out, "own dlsym found cuGetProcAddress_v2"), 1u);
   EXPECT_EQ(run.result.err, "");
   expect_trace_holds(run, {{format::Api::cudaMalloc, format::Api::cudaFree, sizes(8192, 300)},
@@ -141,7 +141,7 @@ TEST(NeighbourBinding, OwnDlsymForwardingToTheNextIsExact) {
 // (exactly), the driver functions looked up through that dlsym are untraced, and the line says so.
 TEST(NeighbourBinding, OwnDlsymForwardingToGlibcIsSaidOnce) {
   SKIP_UNDER_SANITIZERS();
-  std::vector<std::string> args{"libc", std::to_string(kAllocations)};
+  std::vector<std::string> args{"libc", std::to_string(kBindingAllocations)};
   TracedRun run = run_traced("reliability_prog_own_dlsym", args);
   expect_same_as_untraced(run, "reliability_prog_own_dlsym", args);
   expect_one_line(run.result.err,

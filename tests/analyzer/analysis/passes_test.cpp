@@ -9,6 +9,7 @@
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/whatif_model.h"
+#include "common/size_units.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
 
@@ -17,7 +18,6 @@ namespace {
 
 using analysis::Pass;
 using format::Api;
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kSegment = 0x10000000;
 
 // A cudaMalloc of 2 MiB and, with heaps, a heap over it with one block of 1000 bytes.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/traced_run.h"
@@ -16,7 +17,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using Json = nlohmann::json;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // 1 GiB devices, each context takes 32 MiB; NVML lists the traced process through the state directory.
 EnvChanges device_env(const ScratchDir& state, EnvChanges more = {}) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 
@@ -15,7 +16,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using Json = nlohmann::json;
-constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024;
 
 class Fit : public testing::Test {
  protected:

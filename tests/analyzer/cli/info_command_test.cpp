@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/size_units.h"
 #include "tests/support/decode_helpers.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
@@ -19,9 +20,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 // Pids above Linux's largest pid_max (2^22): never a real process.
-constexpr const char* kTwoOthers = "4194401:python train.py:512MiB,4194402:stale worker:256MiB";
+constexpr const char* kTwoOtherHolders = "4194401:python train.py:512MiB,4194402:stale worker:256MiB";
 
 struct DeviceStates {
   std::vector<trace::DeviceState> states;
@@ -55,7 +55,7 @@ DeviceStates device_states(const std::string& path) {
 
 EnvChanges oom_env(EnvChanges extra = {}) {
   extra.emplace("GPUMEMTRACE_SIM_MEMORY", "1GiB");
-  extra.emplace("GPUMEMTRACE_SIM_OTHERS_MEMORY", kTwoOthers);
+  extra.emplace("GPUMEMTRACE_SIM_OTHERS_MEMORY", kTwoOtherHolders);
   return extra;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "common/size_units.h"
 #include "tests/analyzer/budget_runs.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -15,7 +16,6 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // The text with what changes from run to run made constant: times become T, a table row's pid PID, and
 // runs of spaces one space (the columns' alignment moves with the widths of those).

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/size_units.h"
 #include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
@@ -24,7 +25,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using Json = nlohmann::json;
-constexpr uint64_t kMiB = 1 << 20;
 
 // `gpumemtrace run --sim` of the step workload, paused in step 12 until release().
 class PausedProgram : public ::testing::Test {

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/size_units.h"
 #include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
@@ -30,7 +31,6 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 nlohmann::json whatif_json(const std::string& trace, std::vector<std::string> options) {
   std::vector<std::string> args = {"whatif", "--json"};

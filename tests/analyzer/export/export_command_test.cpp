@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/traced_run.h"
@@ -17,7 +18,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using Json = nlohmann::json;
-constexpr uint64_t kMiB = 1 << 20;
 
 // Folded stacks: each line's stack and bytes.
 std::map<std::string, uint64_t> folded_lines(const std::string& text) {

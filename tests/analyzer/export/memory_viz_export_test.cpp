@@ -9,6 +9,7 @@
 
 #include <tuple>
 
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
@@ -18,8 +19,6 @@ namespace {
 
 using format::Api;
 using Json = nlohmann::json;
-constexpr uint64_t kKiB = 1 << 10;
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kA = 0x10000000, kB = 0x20000000, kMapped = 0x30000000, kAsync = 0x40000000;
 constexpr uint64_t kStartWallNs = 1'700'000'000'000'000'000;
 

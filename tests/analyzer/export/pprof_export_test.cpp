@@ -13,7 +13,7 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kSignedMiB = 1 << 20;  // a diff's values are signed
 
 // The `go` command, or "" when there is none.
 std::string go_command() {
@@ -84,9 +84,9 @@ TracedRun* PprofExport::run_ = nullptr;
 TEST_F(PprofExport, GoPprofShowsTheFunctionsAndBytesAtThePeak) {
   std::string peak = export_profile("peak.pb.gz", {"--device", "0"});
   std::map<std::string, int64_t> flat = top({peak});
-  EXPECT_EQ(flat["alloc_scratch"], 16 * kMiB) << output_;
-  EXPECT_EQ(flat["alloc_history"], 10 * kMiB) << output_;
-  EXPECT_EQ(flat["alloc_weights"], 8 * kMiB) << output_;
+  EXPECT_EQ(flat["alloc_scratch"], 16 * kSignedMiB) << output_;
+  EXPECT_EQ(flat["alloc_history"], 10 * kSignedMiB) << output_;
+  EXPECT_EQ(flat["alloc_weights"], 8 * kSignedMiB) << output_;
   EXPECT_NE(output_.find("Type: space"), std::string::npos) << output_;
   EXPECT_NE(output_.find("of 35651584B total"), std::string::npos) << output_;  // 34 MiB
 
@@ -100,8 +100,8 @@ TEST_F(PprofExport, GoPprofDiffsTwoProfiles) {
   std::string leaked = export_profile("leaked.pb.gz", {"--device", "0", "--what", "leaked"});
   // leaked - peak: the scratch buffer and one weight were freed after the peak.
   std::map<std::string, int64_t> flat = top({"-diff_base", peak, leaked});
-  EXPECT_EQ(flat["alloc_scratch"], -16 * kMiB) << output_;
-  EXPECT_EQ(flat["alloc_weights"], -4 * kMiB) << output_;
+  EXPECT_EQ(flat["alloc_scratch"], -16 * kSignedMiB) << output_;
+  EXPECT_EQ(flat["alloc_weights"], -4 * kSignedMiB) << output_;
   EXPECT_EQ(flat.count("alloc_history"), 0u) << output_;  // unchanged: no difference to show
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -16,7 +17,6 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr uint64_t kMiB = 1 << 20;
 
 nlohmann::json json_of(const std::vector<std::string>& args) {
   ProcessResult r = run_gpumemtrace(args);

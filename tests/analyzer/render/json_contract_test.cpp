@@ -6,6 +6,7 @@
 
 #include "analyzer/replay/heaps.h"
 #include "analyzer/report/figures.h"
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -15,7 +16,6 @@ namespace {
 
 using format::Api;
 using Json = nlohmann::ordered_json;
-constexpr uint64_t kMiB = 1 << 20;
 
 std::vector<std::string> keys_of(const Json& object) {
   std::vector<std::string> keys;

@@ -6,6 +6,7 @@
 #include "analyzer/report/growth.h"
 #include "analyzer/report/oom_diagnosis.h"
 #include "analyzer/report/oom_explanation.h"
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 #include "tests/support/subprocess.h"
 
@@ -18,7 +19,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using format::Api;
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kBase = 0x10000000;
 
 // Heap 1 "small" (device not said: it is the segment's, device 0) in [kBase, kBase + 2 MiB):

@@ -8,14 +8,13 @@
 #include <numeric>
 
 #include "analyzer/report/report.h"
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 
 namespace gpumemtrace::test {
 namespace {
 
 using format::Api;
-constexpr uint64_t kMiB = 1 << 20;
-constexpr uint64_t kKiB = 1 << 10;
 constexpr int kSmallStacks = 120;
 
 class LiveMomentsOfATrace : public testing::Test {

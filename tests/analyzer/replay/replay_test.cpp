@@ -2,6 +2,7 @@
 // add up, VMM, pools at a failure, stacks across resets, truncated traces.
 #include <gtest/gtest.h>
 
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 
 namespace gpumemtrace::test {
@@ -9,7 +10,6 @@ namespace {
 
 using format::Api;
 using format::Token;
-constexpr uint64_t kMiB = 1 << 20;
 
 // Three one-frame stacks: 1 -> 0xA000, 2 -> 0xB000, 3 -> 0xC000.
 TraceBuilder three_stacks() {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/size_units.h"
 #include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/traced_run.h"
@@ -14,7 +15,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using Json = nlohmann::json;
-constexpr uint64_t kMiB = 1 << 20;
 
 TracedRun run_steps(const std::vector<std::string>& args) {
   return run_traced("report_prog_steps", args, {{"GPUMEMTRACE_SIM_MEMORY", "1GiB"}});

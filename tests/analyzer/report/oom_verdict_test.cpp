@@ -3,13 +3,13 @@
 
 #include "analyzer/report/growth.h"
 #include "analyzer/report/oom_diagnosis.h"
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 
 namespace gpumemtrace::test {
 namespace {
 
 using format::Api;
-constexpr uint64_t kMiB = 1 << 20;
 
 class OomVerdict : public testing::Test {
  protected:

@@ -9,6 +9,7 @@
 #include "analyzer/report/growth.h"
 #include "analyzer/report/oom_diagnosis.h"
 #include "analyzer/symbolize/symbolizer.h"
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 #include "tests/support/source_lines.h"
 #include "tests/support/traced_run.h"
@@ -16,7 +17,6 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr uint64_t kMiB = 1 << 20;
 
 // The line of the source file that holds `marker`.
 uint32_t line_of(const std::string& marker) { return line_containing(KNOWN_WORKLOAD_SOURCE, marker); }

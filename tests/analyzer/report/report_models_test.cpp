@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/report/report.h"
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 
 namespace gpumemtrace::test {
 namespace {
 
 using format::Api;
-constexpr uint64_t kMiB = 1 << 20;
 
 class ReportModels : public testing::Test {
  protected:

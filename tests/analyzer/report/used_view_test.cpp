@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analyzer/report/report.h"
+#include "common/size_units.h"
 #include "tests/analyzer/report_helpers.h"
 #include "tests/support/subprocess.h"
 
@@ -19,7 +20,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using format::Api;
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kSegment = 0x10000000, kSegment2 = 0x30000000, kReused = 0x40000000, kWorkspace = 0x20000000;
 // The innermost frame of each stack (stack ids are the trie's nodes, each a child of the root).
 constexpr uint64_t kNewSegment = 0xA000, kTensorA = 0xB000, kWorkspaceFrame = 0xC000, kTensorB = 0xD000,

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "common/size_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 
@@ -15,7 +16,6 @@ namespace gpumemtrace::test {
 namespace {
 
 using Json = nlohmann::json;
-constexpr uint64_t kMiB = 1 << 20;
 
 
 Json report_json(const std::vector<std::string>& args) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "analyzer/sources/snapshot_join_steps.h"
+#include "common/time_units.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
 
@@ -15,7 +16,6 @@ namespace {
 using namespace sources::join;
 using Api = format::Api;
 using pytorch::HistoryStep;
-constexpr uint64_t kUs = 1000;
 
 Instance segment(uint64_t ordinal, uint64_t address, uint64_t size, uint64_t opened_ns, uint64_t closed_ns,
                  bool expandable = false, size_t step = 0) {

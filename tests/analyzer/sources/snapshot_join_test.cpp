@@ -21,6 +21,8 @@
 #include <utility>
 
 #include "analyzer/sources/pytorch/joined_history.h"
+#include "common/size_units.h"
+#include "common/time_units.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_files.h"
 #include "tests/support/trace_builder.h"
@@ -30,7 +32,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Api = format::Api;
-constexpr uint64_t kKiB = 1 << 10, kMiB = 1 << 20, kUs = 1000;
 constexpr uint64_t kW0 = 1'700'000'000'000'000'000;  // ns since the epoch: a whole µs
 constexpr uint64_t kS1 = 0x7f0000000000, kS2 = 0x7f0000400000, kS3 = 0x7f0002000000, kX = 0x7f0003000000;
 

@@ -1,5 +1,6 @@
 // The CUPTI translator with activity records built from the real CUPTI 13 header structs: the correlation
 // join, the deduplication against the interposition hooks, order and lateness, pools.
+#include "common/size_units.h"
 #include "interpose/cupti/activity_translator.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +12,6 @@ namespace {
 
 using format::Api;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 const CallOrigin kOrigin{3, 42, 1, 1};  // thread 3, stack 42
 
 CUpti_ActivityMemory4 memory(CUpti_ActivityMemoryOperationType op, CUpti_ActivityMemoryKind kind, uint32_t correlation,

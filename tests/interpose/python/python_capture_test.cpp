@@ -15,6 +15,7 @@
 
 #include "analyzer/replay/stack_table.h"
 #include "analyzer/symbolize/symbolizer.h"
+#include "common/size_units.h"
 #include "tests/support/python_interpreters.h"
 #include "tests/support/source_lines.h"
 #include "tests/support/traced_run.h"
@@ -26,7 +27,6 @@ namespace {
 using symbolize::Frame;
 using symbolize::FrameKind;
 
-constexpr uint64_t kMiB = 1 << 20;
 const std::string kScript = GMT_PYTHON_SCRIPTS "/capture_scenarios.py";
 
 // The line of `# <site:NAME>` in the script.

@@ -10,6 +10,7 @@
 
 #include "interpose/stacks/python/python_frames.h"
 #include "interpose/stacks/python/python_runtime.h"
+#include "tests/interpose/python/fake_type_objects.h"
 
 namespace gpumemtrace::interpose::python {
 namespace {
@@ -22,7 +23,6 @@ void* fake_lookup(const char* name) {
 
 void* no_thread_state() { return nullptr; }
 int no_line(void*, int) { return -1; }
-char g_code_type, g_unicode_type;
 const char* version_310() { return "3.10.13 (main, May  9 2026, 07:34:36) [GCC 12.2.0]"; }
 
 class ProbeRuntime : public testing::Test {
@@ -31,7 +31,7 @@ class ProbeRuntime : public testing::Test {
     g_symbols = {{"PyGILState_GetThisThreadState", reinterpret_cast<void*>(&no_thread_state)},
                  {"PyCode_Addr2Line", reinterpret_cast<void*>(&no_line)},
                  {"PyCode_Type", &g_code_type},
-                 {"PyUnicode_Type", &g_unicode_type}};
+                 {"PyUnicode_Type", &g_str_type}};
   }
   void set_version(unsigned long hex) {
     version_ = hex;

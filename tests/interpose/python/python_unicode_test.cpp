@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "interpose/stacks/python/python_unicode.h"
+#include "tests/interpose/python/fake_type_objects.h"
 
 namespace gpumemtrace::interpose::python {
 namespace {
-
-char g_str_type, g_other_type;
 
 // A str object as CPython lays it out: header, state, then the data.
 struct FakeStr {

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "interpose/stacks/python/python_frames.h"
+#include "tests/interpose/python/fake_type_objects.h"
 
 namespace gpumemtrace::interpose::python {
 namespace {
 
-char g_code_type, g_str_type, g_other_type;
 const char* g_tstate = nullptr;
 int g_addr2line_calls = 0;
 

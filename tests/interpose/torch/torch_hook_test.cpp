@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/size_units.h"
 #include "tests/support/python_interpreters.h"
 #include "tests/support/source_lines.h"
 #include "tests/support/subprocess.h"
@@ -28,7 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using Reason = format::TorchSnapshotReason;
 
-constexpr uint64_t kKiB = 1 << 10, kMiB = 1 << 20;
 const std::string kWorkload = GMT_TORCH_TESTS "/torch_workload.py";
 const std::string kSnapshotFacts = GMT_TORCH_TESTS "/snapshot_facts.py";
 const std::string kFakeTorch = GMT_TORCH_TESTS "/fake_torch";

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/size_units.h"
 #include "tests/analyzer/budget_runs.h"
 #include "tests/analyzer/hostile_names.h"
 #include "tests/support/temp_files.h"
@@ -14,7 +15,6 @@
 namespace gpumemtrace::test {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
