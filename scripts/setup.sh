@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Installs every Debian package the build and the tests need. Idempotent; quiet when all is there.
+# Installs every Debian package the build and the tests need, the CUDA toolkit's headers where they are
+# missing, and PyTorch in the project's venv (scripts/setup_pytorch.sh; not with --without-pytorch, for a
+# caller that installs it beside its build: scripts/test.sh). Idempotent; quiet when all is there.
 set -euo pipefail
+with_pytorch=true
+[ "${1:-}" = --without-pytorch ] && with_pytorch=false
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache
@@ -65,4 +69,4 @@ for header in cuda.h cupti.h cudaTypedefs.h cudaProfiler.h nvtx3/nvToolsExt.h; d
 done
 
 # PyTorch for the real-PyTorch tests (tests/pytorch), in the project's venv.
-bash "$root/scripts/setup_pytorch.sh"
+if $with_pytorch; then bash "$root/scripts/setup_pytorch.sh"; fi
