@@ -167,14 +167,16 @@ pid_t spawn_on_terminal(const std::string& command, const std::string& screen, i
     posix_spawn_file_actions_adddup2(&actions, keys, STDIN_FILENO);
   else
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  // In the C locale: the frame's UTF-8 must be drawn whatever the locale. `exec`: script runs $SHELL -c, and dash
-  // (SHELL unset: /bin/sh) would stay in between and die of the terminal's SIGINT itself.
-  std::vector<std::string> args = {"script", "-qec", "exec env TERM=xterm LC_ALL=C " + command, "/dev/null"};
+  // In the C locale: the frame's UTF-8 must be drawn whatever the locale. script runs $SHELL -c, here /bin/sh
+  // whatever the caller's SHELL (an empty one is no shell at all); `exec`, or dash would stay in between and
+  // die of the terminal's SIGINT itself.
+  std::vector<std::string> args = {"env", "SHELL=/bin/sh", "script", "-qec",
+                                   "exec env TERM=xterm LC_ALL=C " + command, "/dev/null"};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  EXPECT_EQ(posix_spawnp(&pid, "script", &actions, nullptr, argv.data(), environ), 0);
+  EXPECT_EQ(posix_spawnp(&pid, "env", &actions, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
   return pid;
 }
